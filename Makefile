@@ -1,0 +1,30 @@
+# profiler-report: the two commands that do all set-up on a fresh machine.
+#   make report   live run on a GPU with Nsight Compute; elsewhere renders the recorded H200 capture
+#   make test     installs what the tests need into .venv and runs the suite (CI runs this)
+PYTHON ?= python3
+VENV   ?= .venv
+OUT    ?=
+ARGS   ?=
+
+.PHONY: report test check lint bench venv clean
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --upgrade pip
+	$(VENV)/bin/python -m pip install -q -e ".[test]"
+	touch $@
+
+report:
+	@OUT="$(OUT)" ARGS="$(ARGS)" PYTHON="$(PYTHON)" VENV="$(VENV)" bash scripts/make_report.sh
+
+test: venv
+	$(VENV)/bin/python -m ruff check profiler_report tests scripts
+	$(VENV)/bin/python -m pytest -q
+
+lint: venv
+	$(VENV)/bin/python -m ruff check profiler_report tests scripts
+
+clean:
+	rm -rf $(VENV) reports/*-recorded reports/*.partial

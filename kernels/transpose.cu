@@ -1,0 +1,285 @@
+// Transpose stages for profiler-report.
+//
+// Every kernel reads a row-major `rows x cols` matrix `in` and writes its transpose, a row-major
+// `cols x rows` matrix `out`: out[c * rows + r] = in[r * cols + c]. Only the shared-memory tile
+// is ever read column-wise. Any rows x cols works, including sizes that are not multiples of the
+// tile: every global access is bounds-checked and every __syncthreads() sits outside the checks.
+//
+// Launch: block (TILE, BLOCK_ROWS) = (32, 8) threads, grid (ceil(cols / 32), ceil(rows / 32));
+// each thread handles TILE / BLOCK_ROWS = 4 rows of its 32x32 tile.
+//
+// Each stage sits between `// stage: <id>` and `// end stage` markers; the report shows the
+// source diff from one stage to the next, so each stage differs from the previous by one idea.
+
+#define TILE 32
+#define BLOCK_ROWS 8
+
+// stage: copy
+template <typename T>
+__global__ void copy_tiled(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    const int x = blockIdx.x * TILE + threadIdx.x;
+    const int y = blockIdx.y * TILE + threadIdx.y;
+#pragma unroll
+    for (int j = 0; j < TILE; j += BLOCK_ROWS) {
+        if (x < cols && y + j < rows) {
+            out[(size_t)(y + j) * cols + x] = in[(size_t)(y + j) * cols + x];
+        }
+    }
+}
+// end stage
+
+// stage: naive
+template <typename T>
+__global__ void transpose_naive(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    const int x = blockIdx.x * TILE + threadIdx.x;  // column of `in`
+    const int y = blockIdx.y * TILE + threadIdx.y;  // row of `in`
+#pragma unroll 1
+    for (int j = 0; j < TILE; j += BLOCK_ROWS) {
+        if (x < cols && y + j < rows) {
+            // Reads are coalesced; writes stride by `rows` elements across the warp.
+            out[(size_t)x * rows + (y + j)] = in[(size_t)(y + j) * cols + x];
+        }
+    }
+}
+// end stage
+
+// stage: smem
+template <typename T>
+__global__ void transpose_smem(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    __shared__ T tile[TILE][TILE];
+    int x = blockIdx.x * TILE + threadIdx.x;
+    int y = blockIdx.y * TILE + threadIdx.y;
+#pragma unroll 1
+    for (int j = 0; j < TILE; j += BLOCK_ROWS) {
+        if (x < cols && y + j < rows) {
+            tile[threadIdx.y + j][threadIdx.x] = in[(size_t)(y + j) * cols + x];
+        }
+    }
+    __syncthreads();
+    x = blockIdx.y * TILE + threadIdx.x;  // column of `out` = row of `in`
+    y = blockIdx.x * TILE + threadIdx.y;  // row of `out` = column of `in`
+#pragma unroll 1
+    for (int j = 0; j < TILE; j += BLOCK_ROWS) {
+        if (x < rows && y + j < cols) {
+            out[(size_t)(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];
+        }
+    }
+}
+// end stage
+
+// stage: padded
+template <typename T>
+__global__ void transpose_padded(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    __shared__ T tile[TILE][TILE + 1];
+    int x = blockIdx.x * TILE + threadIdx.x;
+    int y = blockIdx.y * TILE + threadIdx.y;
+#pragma unroll 1
+    for (int j = 0; j < TILE; j += BLOCK_ROWS) {
+        if (x < cols && y + j < rows) {
+            tile[threadIdx.y + j][threadIdx.x] = in[(size_t)(y + j) * cols + x];
+        }
+    }
+    __syncthreads();
+    x = blockIdx.y * TILE + threadIdx.x;
+    y = blockIdx.x * TILE + threadIdx.y;
+#pragma unroll 1
+    for (int j = 0; j < TILE; j += BLOCK_ROWS) {
+        if (x < rows && y + j < cols) {
+            out[(size_t)(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];
+        }
+    }
+}
+// end stage
+
+// stage: unrolled
+template <typename T>
+__global__ void transpose_unrolled(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    __shared__ T tile[TILE][TILE + 1];
+    int x = blockIdx.x * TILE + threadIdx.x;
+    int y = blockIdx.y * TILE + threadIdx.y;
+#pragma unroll
+    for (int j = 0; j < TILE; j += BLOCK_ROWS) {
+        if (x < cols && y + j < rows) {
+            tile[threadIdx.y + j][threadIdx.x] = in[(size_t)(y + j) * cols + x];
+        }
+    }
+    __syncthreads();
+    x = blockIdx.y * TILE + threadIdx.x;
+    y = blockIdx.x * TILE + threadIdx.y;
+#pragma unroll
+    for (int j = 0; j < TILE; j += BLOCK_ROWS) {
+        if (x < rows && y + j < cols) {
+            out[(size_t)(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];
+        }
+    }
+}
+// end stage
+
+// stage: unrolled_nopad
+// A deliberate regression for the threshold gate: the unrolled kernel with its padding removed.
+// It is correct but brings the 32-way bank conflicts back. Not part of the staged report.
+template <typename T>
+__global__ void transpose_unrolled_nopad(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    __shared__ T tile[TILE][TILE];
+    int x = blockIdx.x * TILE + threadIdx.x;
+    int y = blockIdx.y * TILE + threadIdx.y;
+#pragma unroll
+    for (int j = 0; j < TILE; j += BLOCK_ROWS) {
+        if (x < cols && y + j < rows) {
+            tile[threadIdx.y + j][threadIdx.x] = in[(size_t)(y + j) * cols + x];
+        }
+    }
+    __syncthreads();
+    x = blockIdx.y * TILE + threadIdx.x;
+    y = blockIdx.x * TILE + threadIdx.y;
+#pragma unroll
+    for (int j = 0; j < TILE; j += BLOCK_ROWS) {
+        if (x < rows && y + j < cols) {
+            out[(size_t)(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];
+        }
+    }
+}
+// end stage
+
+// ---------------------------------------------------------------------------------------------
+// 16-byte stages. Each thread moves a V x V micro-block (V = 16 / sizeof(T) elements per 16-byte
+// chunk): V 16-byte global loads from V consecutive rows, a V x V transpose in registers, V
+// 16-byte shared stores into a tile kept in the *output* layout, then 16-byte shared loads and
+// 16-byte global stores. Launch: 256 threads (1-D block), grid (ceil(cols / (32 V)),
+// ceil(rows / (8 V))). When rows or cols is not a multiple of V, or a chunk runs off the edge,
+// that chunk falls back to bounds-checked element accesses.
+// ---------------------------------------------------------------------------------------------
+
+// stage: vec_padded
+template <typename T>
+__global__ void __launch_bounds__(256) transpose_vec_padded(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    constexpr int V = 16 / sizeof(T);   // elements per 16-byte chunk
+    constexpr int OUT_CHUNKS = 8;       // 16-byte chunks per row of the output tile
+    constexpr int TR = 8 * V;           // input-tile rows = output-tile columns
+    constexpr int TC = 32 * V;          // input-tile columns = output-tile rows
+    union Chunk { uint4 u; T e[V]; };
+    // Padded by one chunk (the vector width), the way [32][33] pads a scalar tile.
+    __shared__ uint4 tile[TC][OUT_CHUNKS + 1];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int r0 = blockIdx.y * TR, c0 = blockIdx.x * TC;
+    const bool vec_ok = (cols % V == 0) && (rows % V == 0);
+    Chunk in_c[V];
+    const int col = c0 + V * lane;
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+        const int r = r0 + V * warp + i;
+        if (vec_ok && r < rows && col < cols) {
+            in_c[i].u = *reinterpret_cast<const uint4*>(in + (size_t)r * cols + col);
+        } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                in_c[i].e[k] = (r < rows && col + k < cols) ? in[(size_t)r * cols + col + k] : T(0);
+            }
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        Chunk o;
+#pragma unroll
+        for (int i = 0; i < V; ++i) o.e[i] = in_c[i].e[k];
+        tile[V * lane + k][warp] = o.u;
+    }
+    __syncthreads();
+    const int ch = threadIdx.x & 7;
+#pragma unroll
+    for (int p = 0; p < V; ++p) {
+        const int orow = (threadIdx.x >> 3) + 32 * p;
+        Chunk o;
+        o.u = tile[orow][ch];
+        const int gr = c0 + orow, gc = r0 + V * ch;
+        if (vec_ok && gr < cols && gc < rows) {
+            *reinterpret_cast<uint4*>(out + (size_t)gr * rows + gc) = o.u;
+        } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                if (gr < cols && gc + k < rows) out[(size_t)gr * rows + gc + k] = o.e[k];
+            }
+        }
+    }
+}
+// end stage
+
+// stage: vec_swizzled
+template <typename T>
+__global__ void __launch_bounds__(256) transpose_vec_swizzled(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    constexpr int V = 16 / sizeof(T);
+    constexpr int OUT_CHUNKS = 8;
+    constexpr int TR = 8 * V;
+    constexpr int TC = 32 * V;
+    union Chunk { uint4 u; T e[V]; };
+    // XOR swizzle instead of padding: chunk c of output-tile row r lives at c ^ ((r / V) & 7), so
+    // each group of 8 threads (one 128-byte wavefront of 16-byte accesses) hits 8 distinct
+    // 16-byte bank groups on both the store and the load side.
+    __shared__ uint4 tile[TC][OUT_CHUNKS];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int r0 = blockIdx.y * TR, c0 = blockIdx.x * TC;
+    const bool vec_ok = (cols % V == 0) && (rows % V == 0);
+    Chunk in_c[V];
+    const int col = c0 + V * lane;
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+        const int r = r0 + V * warp + i;
+        if (vec_ok && r < rows && col < cols) {
+            in_c[i].u = *reinterpret_cast<const uint4*>(in + (size_t)r * cols + col);
+        } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                in_c[i].e[k] = (r < rows && col + k < cols) ? in[(size_t)r * cols + col + k] : T(0);
+            }
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        Chunk o;
+#pragma unroll
+        for (int i = 0; i < V; ++i) o.e[i] = in_c[i].e[k];
+        tile[V * lane + k][warp ^ (lane & 7)] = o.u;
+    }
+    __syncthreads();
+    const int ch = threadIdx.x & 7;
+#pragma unroll
+    for (int p = 0; p < V; ++p) {
+        const int orow = (threadIdx.x >> 3) + 32 * p;
+        Chunk o;
+        o.u = tile[orow][ch ^ ((orow / V) & 7)];
+        const int gr = c0 + orow, gc = r0 + V * ch;
+        if (vec_ok && gr < cols && gc < rows) {
+            *reinterpret_cast<uint4*>(out + (size_t)gr * rows + gc) = o.u;
+        } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                if (gr < cols && gc + k < rows) out[(size_t)gr * rows + gc + k] = o.e[k];
+            }
+        }
+    }
+}
+// end stage
+
+// stage: copy_vec
+// Ceiling reference: a plain 16-byte-per-access copy of the same matrix (grid-stride).
+template <typename T>
+__global__ void __launch_bounds__(256) copy_vec16(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    const size_t n = (size_t)rows * cols;
+    const size_t nchunks = n * sizeof(T) / 16;
+    const uint4* src = reinterpret_cast<const uint4*>(in);
+    uint4* dst = reinterpret_cast<uint4*>(out);
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < nchunks; i += stride) dst[i] = src[i];
+    // Tail bytes that do not fill a chunk.
+    for (size_t i = nchunks * 16 / sizeof(T) + (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) out[i] = in[i];
+}
+// end stage

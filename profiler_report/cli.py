@@ -1,0 +1,182 @@
+"""Command line: ``profiler-report run | render | summary`` (and the checks).
+
+Every error the tool knows about is printed as one line with its fix, and exits with the code
+listed in ``profiler-report --help``; ``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import sys
+import traceback
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .errors import InputError, ProfilerReportError
+
+EXIT_CODES = """\b
+Exit codes:
+  0    success
+  1    findings: a threshold rule failed, or a kernel variant was wrong
+  2    bad input: usage, thresholds file, unreadable capture, unknown stage
+  3    Nsight Compute (ncu) not found
+  4    GPU performance counters not permitted (ERR_NVGPUCTRPERM)
+  5    ncu profiled no kernel (the filter matched nothing)
+  6    ncu exited non-zero
+  7    ncu ran past its timeout
+  8    no usable GPU or CuPy for a live run
+  9    a metric the analysis needs is missing
+  130  interrupted (Ctrl-C)
+"""
+
+
+def parse_stage_labels(values: tuple[str, ...]) -> list[tuple[str, str]]:
+    """``LABEL=REGEX`` options -> [(label, regex)].
+
+    Raises:
+        InputError: an option lacks ``=`` or has an empty label.
+    """
+    out = []
+    for v in values:
+        label, sep, pattern = v.partition("=")
+        if not sep or not label.strip() or not pattern:
+            raise InputError(f"--stage {v!r} is not LABEL=REGEX", "e.g. --stage naive=transpose_naive")
+        out.append((label.strip(), pattern))
+    return out
+
+
+def gpu_slug(name: str) -> str:
+    """'NVIDIA H200' -> 'h200'."""
+    s = re.sub(r"(?i)^nvidia\s+", "", name).lower()
+    return re.sub(r"[^a-z0-9]+", "-", s).strip("-") or "gpu"
+
+
+@click.group(epilog=EXIT_CODES, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="profiler-report")
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.pass_context
+def main(ctx: click.Context, debug: bool) -> None:
+    """Turn Nsight Compute captures into a staged optimization report.
+
+    Pipeline: run -> profile -> extract -> analyze -> render / check.
+    """
+    ctx.obj = {"debug": debug}
+
+
+@main.command(epilog=EXIT_CODES)
+@click.option("--rows", default=8192, show_default=True, help="Rows of the input matrix (timing size).")
+@click.option("--cols", default=8192, show_default=True, help="Columns of the input matrix.")
+@click.option("--dtype", default="float32", show_default=True, type=click.Choice(["float16", "float32", "float64"]))
+@click.option("--profile-rows", type=int, default=None, help="Rows under ncu (default: --rows).")
+@click.option("--profile-cols", type=int, default=None, help="Columns under ncu (default: --cols).")
+@click.option("--repeats", default=30, show_default=True, help="Event-timed launches per stage (>= 20).")
+@click.option("--stages", default="", help="Comma-separated stage ids (default: all in kernels/stages.toml).")
+@click.option("--clock-control", default="none", show_default=True, type=click.Choice(["none", "base"]),
+              help="ncu --clock-control; 'none' leaves the GPU clocks alone.")
+@click.option("--ncu", "ncu_path", default=None, help="Path of ncu (default: PATH, then the usual install folders).")
+@click.option("--ncu-timeout", default=600.0, show_default=True, help="Seconds before ncu is stopped.")
+@click.option("--no-counters", is_flag=True, help="Skip ncu: validate and event-time only.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Report folder (default: reports/<gpu>-<yyyymmdd>).")
+@click.pass_context
+def run(ctx: click.Context, rows: int, cols: int, dtype: str, profile_rows: int | None, profile_cols: int | None,
+        repeats: int, stages: str, clock_control: str, ncu_path: str | None, ncu_timeout: float,
+        no_counters: bool, out: Path | None) -> None:
+    """Validate, time and profile every stage on this GPU, then render the report."""
+    from .config import RunConfig
+    from .driver import StepTimer, live_run, log
+    from .report import read_sidecars, render_capture
+    from .run import device_info
+
+    cfg = RunConfig(rows=rows, cols=cols, dtype=dtype, profile_rows=profile_rows, profile_cols=profile_cols,
+                    repeats=repeats, clock_control=clock_control, ncu=ncu_path, ncu_timeout_s=ncu_timeout,
+                    counters=not no_counters, stages=[s for s in stages.split(",") if s])
+    if out is None:
+        out = Path("reports") / f"{gpu_slug(device_info()['gpu'])}-{dt.date.today():%Y%m%d}"
+    timer = StepTimer()
+
+    def render(folder: Path) -> None:
+        if (folder / "profile.ncu-rep").is_file():
+            render_capture(folder / "profile.ncu-rep", folder, live=True, sidecars=read_sidecars(folder))
+        else:
+            from .report import render_timings_only
+
+            render_timings_only(folder)
+
+    try:
+        live_run(cfg, out, render=render, timer=timer)
+    finally:
+        log(timer.table())
+    click.echo(f"report: {out / 'index.html'}")
+
+
+@main.command(epilog=EXIT_CODES)
+@click.option("--from", "capture", required=True, type=click.Path(path_type=Path),
+              help="A .ncu-rep (any capture, not only ours) or a raw-page CSV export.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Output folder (default: <capture folder>/rendered).")
+@click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX",
+              help="Name a stage: launches whose kernel name or NVTX range matches REGEX. Repeatable; "
+                   "without it every launch is a stage, in launch order.")
+def render(capture: Path, out: Path | None, stage_opts: tuple[str, ...]) -> None:
+    """Render the staged HTML report from an existing capture (no GPU needed)."""
+    from .report import render_capture
+
+    labels = parse_stage_labels(stage_opts)
+    out = out or capture.parent / "rendered"
+    _, files = render_capture(capture, out, labels=labels or None)
+    for f in files:
+        click.echo(f"wrote {f}")
+
+
+@main.command(epilog=EXIT_CODES)
+@click.argument("capture", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", default="csv", show_default=True, type=click.Choice(["csv", "json"]))
+@click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX", help="As for render.")
+def summary(capture: Path, fmt: str, stage_opts: tuple[str, ...]) -> None:
+    """Print the per-stage headline table of CAPTURE (.ncu-rep or raw-page .csv), one row per stage."""
+    from .analyze import analyze
+    from .config import load_manifest
+    from .extract import read_capture
+    from .report import own_manifest_for
+
+    cap = read_capture(capture)
+    labels = parse_stage_labels(stage_opts)
+    manifest = None if labels else own_manifest_for(cap, load_manifest())
+    table = analyze(cap, manifest, labels or None).summary
+    if fmt == "csv":
+        click.echo(table.to_csv(index=False), nl=False)
+    else:
+        click.echo(json.dumps(json.loads(table.to_json(orient="records")), indent=2))
+
+
+def entry() -> None:
+    """Console-script entry: run the CLI, turning known errors into one line and an exit code."""
+    debug = "--debug" in sys.argv[1:]
+    try:
+        main.main(standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+    except ProfilerReportError as exc:
+        if debug:
+            traceback.print_exc()
+        click.echo(exc.one_line(), err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("interrupted: earlier reports are untouched", err=True)
+        sys.exit(130)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    entry()

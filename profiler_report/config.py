@@ -1,0 +1,168 @@
+"""Stage manifest and run settings: the inputs every pipeline stage shares.
+
+The manifest (``kernels/stages.toml``) lists the transpose stages in report order, the one change
+each makes, and the metric movements it is expected to cause. Kernels and templates live at the
+top of the repository and are also packaged inside ``profiler_report`` (see pyproject.toml), so
+:func:`resource_dir` finds them in a source checkout and in an installed wheel alike.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import InputError
+
+DTYPES = ("float16", "float32", "float64")
+#: C++ element type each dtype is instantiated with. float16 moves as raw 16-bit words: a
+#: transpose only moves bits, and this keeps NVRTC free of cuda_fp16.h.
+CXX_TYPES = {"float16": "unsigned short", "float32": "float", "float64": "double"}
+ITEMSIZE = {"float16": 2, "float32": 4, "float64": 8}
+
+
+def resource_dir(name: str) -> Path:
+    """Directory of packaged resources ``kernels`` or ``templates``.
+
+    Raises:
+        InputError: the directory exists neither in the installed package nor in the checkout.
+    """
+    try:
+        path = Path(str(importlib.resources.files(f"profiler_report.{name}")))
+        if path.is_dir():
+            return path
+    except ModuleNotFoundError:
+        pass
+    path = Path(__file__).resolve().parent.parent / name
+    if path.is_dir():
+        return path
+    raise InputError(f"cannot find the {name}/ directory", "reinstall profiler-report")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One expected metric movement of a stage, relative to the stage before it."""
+
+    metric: str
+    direction: str  # "down" or "up"
+    text: str
+    factor: float | None = None
+    to: float | None = None
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One kernel of the manifest: a stage, the ceiling copy or the regression build."""
+
+    id: str
+    kernel: str
+    title: str
+    change: str = ""
+    launch: str = "tile"  # "tile": 32x8 threads per 32x32 tile; "vec": 256 threads, 16-byte chunks
+    expect: tuple[Expectation, ...] = ()
+
+
+@dataclass(frozen=True)
+class Manifest:
+    source: Path
+    stages: tuple[Stage, ...]
+    ceiling: Stage
+    regression: Stage | None = None
+    tile: int = 32
+    block: tuple[int, int] = (32, 8)
+
+    def stage(self, stage_id: str) -> Stage:
+        for s in (*self.stages, self.ceiling, *( [self.regression] if self.regression else [])):
+            if s.id == stage_id:
+                return s
+        raise InputError(f"unknown stage {stage_id!r}", f"use one of {', '.join(self.stage_ids())}")
+
+    def stage_ids(self) -> list[str]:
+        return [s.id for s in self.stages]
+
+    def source_text(self) -> str:
+        return self.source.read_text()
+
+
+def _stage(raw: dict) -> Stage:
+    expect = tuple(
+        Expectation(
+            metric=e["metric"],
+            direction=e["direction"],
+            text=e.get("text", ""),
+            factor=e.get("factor"),
+            to=e.get("to"),
+        )
+        for e in raw.get("expect", [])
+    )
+    for e in expect:
+        if e.direction not in ("up", "down"):
+            raise InputError(f"stage {raw['id']}: expect direction must be 'up' or 'down', not {e.direction!r}")
+    return Stage(
+        id=raw["id"],
+        kernel=raw["kernel"],
+        title=raw.get("title", raw["id"]),
+        change=raw.get("change", ""),
+        launch=raw.get("launch", "tile"),
+        expect=expect,
+    )
+
+
+def load_manifest(path: Path | None = None) -> Manifest:
+    """Read the stage manifest (default: the packaged ``kernels/stages.toml``).
+
+    Raises:
+        InputError: the file is missing, is not TOML, or lacks a required key.
+    """
+    path = path or resource_dir("kernels") / "stages.toml"
+    try:
+        raw = tomllib.loads(path.read_text())
+        return Manifest(
+            source=path.parent / raw["source"],
+            stages=tuple(_stage(s) for s in raw["stage"]),
+            ceiling=_stage(raw["ceiling"]),
+            regression=_stage(raw["regression"]) if "regression" in raw else None,
+            tile=int(raw.get("tile", 32)),
+            block=tuple(raw.get("block", (32, 8))),  # type: ignore[arg-type]
+        )
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+        raise InputError(f"bad stage manifest {path}: {exc}", "fix kernels/stages.toml") from exc
+
+
+_STAGE_RE = re.compile(r"^// stage: (\w+)\s*$(.*?)^// end stage\s*$", re.M | re.S)
+
+
+def stage_sources(source_text: str) -> dict[str, str]:
+    """Map stage id -> the kernel source between its ``// stage:`` and ``// end stage`` markers."""
+    return {m.group(1): m.group(2).strip("\n") for m in _STAGE_RE.finditer(source_text)}
+
+
+@dataclass
+class RunConfig:
+    """Settings of a live run (``profiler-report run``)."""
+
+    rows: int = 8192
+    cols: int = 8192
+    dtype: str = "float32"
+    profile_rows: int | None = None  # matrix size under ncu; None: same as rows/cols
+    profile_cols: int | None = None
+    repeats: int = 30
+    warmup: int = 5
+    buffers: int = 3
+    clock_control: str = "none"
+    ncu: str | None = None
+    ncu_timeout_s: float = 600.0
+    counters: bool = True
+    stages: list[str] = field(default_factory=list)  # empty: all manifest stages
+
+    def __post_init__(self) -> None:
+        if self.dtype not in DTYPES:
+            raise InputError(f"unknown dtype {self.dtype!r}", f"use one of {', '.join(DTYPES)}")
+        if self.rows < 1 or self.cols < 1:
+            raise InputError(f"matrix size must be positive, got {self.rows}x{self.cols}")
+        if self.repeats < 20:
+            raise InputError(f"--repeats must be at least 20 for a stable median, got {self.repeats}")
+        if self.clock_control not in ("none", "base"):
+            raise InputError(f"--clock-control must be 'none' or 'base', not {self.clock_control!r}")

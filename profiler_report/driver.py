@@ -1,0 +1,206 @@
+"""The live run, end to end: validate -> time -> profile -> (extract -> analyze -> render).
+
+Writes one report folder atomically: everything goes to ``<dest>.partial`` first and is renamed
+over ``<dest>`` only when complete, so an earlier report survives a failure or Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import profile as prof
+from . import run as gpu
+from .config import Manifest, RunConfig, load_manifest
+from .errors import KernelIncorrectError
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def git_commit(cwd: Path | None = None) -> str:
+    """HEAD's short hash, with ``-dirty`` when the tree has changes; ``unknown`` outside git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=cwd, capture_output=True,
+                              text=True, timeout=10)
+        if head.returncode != 0:
+            return "unknown"
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return head.stdout.strip() + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def nvidia_driver() -> str:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30).stdout.strip()
+        return out.splitlines()[0] if out else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+@dataclass
+class StepTimer:
+    """Where a run's wall time went, step by step (printed at the end of a run)."""
+
+    steps: list[tuple[str, float]] = field(default_factory=list)
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        t0 = time.monotonic()
+        log(f"[{name}] ...")
+        try:
+            yield
+        finally:
+            self.steps.append((name, time.monotonic() - t0))
+            log(f"[{name}] {self.steps[-1][1]:.1f} s")
+
+    def table(self) -> str:
+        total = sum(s for _, s in self.steps)
+        lines = [f"  {n:<12} {s:7.1f} s" for n, s in self.steps]
+        return "time spent:\n" + "\n".join(lines) + f"\n  {'total':<12} {total:7.1f} s"
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON to a temporary name, then rename it into place."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n")
+    os.replace(tmp, path)
+
+
+@contextmanager
+def atomic_dir(dest: Path, keep_partial: bool = True) -> Iterator[Path]:
+    """Yield ``<dest>.partial``; on success replace ``dest`` with it, on failure keep or drop it."""
+    partial = dest.with_name(dest.name + ".partial")
+    if partial.exists():
+        shutil.rmtree(partial)
+    partial.mkdir(parents=True)
+    try:
+        yield partial
+    except BaseException:
+        if keep_partial:
+            log(f"partial output kept in {partial} (the previous report in {dest} is untouched)")
+        else:
+            shutil.rmtree(partial, ignore_errors=True)
+        raise
+    old = dest.with_name(dest.name + ".old")
+    if dest.exists():
+        if old.exists():
+            shutil.rmtree(old)
+        os.replace(dest, old)
+    os.replace(partial, dest)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+@dataclass
+class LiveResult:
+    """What a live run measured; the files are in ``folder``."""
+
+    folder: Path
+    validations: list[gpu.Validation]
+    timings: list[gpu.Timing]
+    profiled: bool
+    provenance: dict[str, Any]
+
+
+def provenance(cfg: RunConfig, ncu: str | None, stages: list[str]) -> dict[str, Any]:
+    """Everything that makes a run comparable and traceable (stored as provenance.json)."""
+    info = gpu.device_info()
+    return {
+        "mode": "live",
+        "date_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "commit": git_commit(Path(__file__).resolve().parent.parent),
+        "host": platform.node(),
+        "python": platform.python_version(),
+        **info,
+        "driver": nvidia_driver(),
+        "ncu": ncu or "not used",
+        "ncu_version": prof.ncu_version(ncu) if ncu else "not used",
+        "section_set": "full" if cfg.counters else "none (--no-counters)",
+        "clock_control": cfg.clock_control if cfg.counters else "n/a (no profiler)",
+        "cache_control": "all (ncu default: caches flushed before each replay pass)" if cfg.counters else "n/a",
+        "rows": cfg.rows,
+        "cols": cfg.cols,
+        "profile_rows": cfg.profile_rows or cfg.rows,
+        "profile_cols": cfg.profile_cols or cfg.cols,
+        "dtype": cfg.dtype,
+        "repeats": cfg.repeats,
+        "buffers": cfg.buffers,
+        "stages": stages,
+    }
+
+
+def live_run(cfg: RunConfig, dest: Path, manifest: Manifest | None = None,
+             render: Callable[[Path], Any] | None = None, timer: StepTimer | None = None) -> LiveResult:
+    """Validate, time and profile every stage; write the report folder ``dest`` atomically.
+
+    Files: validation.json, timings.json, provenance.json, profile.ncu-rep (+ ncu.log), then
+    whatever ``render(folder)`` writes (index.html, summary.csv/json).
+
+    Raises:
+        NoGpuError, NcuNotFoundError, CounterPermissionError, NoKernelProfiledError,
+        NcuFailedError, NcuTimeoutError; KernelIncorrectError after writing the report when a
+        stage was wrong.
+    """
+    manifest = manifest or load_manifest()
+    timer = timer or StepTimer()
+    stages = [manifest.stage(s) for s in cfg.stages] if cfg.stages else list(manifest.stages)
+    ncu = prof.find_ncu(cfg.ncu) if cfg.counters else None
+    prow, pcol = cfg.profile_rows or cfg.rows, cfg.profile_cols or cfg.cols
+    with atomic_dir(dest) as out:
+        with timer.step("build"):
+            module, names = gpu.compile_module(manifest, cfg.dtype)
+            kernels = gpu.Kernels(module, names, cfg.dtype, manifest.tile)
+        with timer.step("validate"):
+            validations = [gpu.validate(kernels, s, cfg.rows, cfg.cols) for s in (*stages, manifest.ceiling)]
+            for v in validations:
+                log(f"  {v.stage:<14} {'correct' if v.correct else 'WRONG: ' + v.message}")
+        good = [s for s, v in zip(stages, validations, strict=False) if v.correct]
+        with timer.step("time"):
+            timings = gpu.time_stages(kernels, [*good, manifest.ceiling], cfg.rows, cfg.cols,
+                                      cfg.repeats, cfg.warmup, cfg.buffers)
+            for t in timings:
+                log(f"  {t.name:<14} {t.median_us:9.1f} us  {t.gbps:7.1f} GB/s")
+        prov = provenance(cfg, ncu, [s.id for s in stages])
+        write_json(out / "validation.json", gpu.asdicts(validations))
+        write_json(out / "timings.json", {"provenance": prov, "timings": gpu.asdicts(timings)})
+        write_json(out / "provenance.json", prov)
+        del kernels, module
+        if ncu and good:
+            with timer.step("profile"):
+                profiled = [*good, manifest.ceiling]
+                cmd = prof.NcuCommand(
+                    ncu=ncu, export=out / "profile",
+                    target=prof.target_command(prow, pcol, cfg.dtype, [s.id for s in profiled]),
+                    ranges=[gpu.nvtx_range_name(s.id) for s in profiled],
+                    clock_control=cfg.clock_control,
+                )
+                prof.run_ncu(cmd, cfg.ncu_timeout_s, log_path=out / "ncu.log")
+        if render is not None:
+            with timer.step("render"):
+                render(out)
+    result = LiveResult(dest, validations, timings, bool(ncu and good), prov)
+    wrong = [v for v in validations if not v.correct]
+    if wrong:
+        raise KernelIncorrectError(wrong[0].message + f" ({len(wrong)} stage(s) wrong; report written to {dest})",
+                                   "fix the kernel; no speed is reported for a wrong stage")
+    return result
+
+
+def asdict_safe(obj: Any) -> Any:
+    return asdict(obj)

@@ -1,0 +1,101 @@
+"""One exception root for everything the tool reports to a user.
+
+Each error carries an exit code and a fix; the CLI prints ``error: <message> (fix: <hint>)`` on
+one line and exits with the code. Codes (also in the README and ``profiler-report --help``):
+
+====  ==========================================================
+0     success
+1     findings: a threshold rule failed, or a kernel variant was wrong (``run``)
+2     bad input: usage, thresholds file, unreadable capture or CSV, unknown stage
+3     Nsight Compute (ncu) not found
+4     GPU performance counters not permitted (ERR_NVGPUCTRPERM)
+5     ncu profiled no kernel (the NVTX or kernel filter matched nothing)
+6     ncu exited non-zero
+7     ncu ran past its timeout
+8     no usable GPU or CuPy for a live run
+9     a metric the analysis needs is missing from the capture
+130   interrupted (Ctrl-C)
+====  ==========================================================
+"""
+
+from __future__ import annotations
+
+
+class ProfilerReportError(Exception):
+    """Root of every error the CLI turns into one line and an exit code."""
+
+    exit_code = 2
+    default_hint = ""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint if hint is not None else self.default_hint
+
+    def one_line(self) -> str:
+        text = f"error: {self.message}"
+        if self.hint:
+            text += f" (fix: {self.hint})"
+        return " ".join(text.split())
+
+
+class InputError(ProfilerReportError):
+    """Bad input: a file that cannot be read or parsed, an unknown stage, a bad option."""
+
+    exit_code = 2
+
+
+class ReportUnreadableError(InputError):
+    """A .ncu-rep or CSV export that cannot be read."""
+
+    default_hint = "pass a report written by `ncu --export` or a CSV from `ncu --import R --csv --page raw`"
+
+
+class ThresholdsError(InputError):
+    """A thresholds file that cannot be parsed, or names an unknown metric, stage or unit."""
+
+
+class NcuNotFoundError(ProfilerReportError):
+    exit_code = 3
+    default_hint = "install Nsight Compute, put `ncu` on PATH, or pass --ncu /path/to/ncu"
+
+
+class CounterPermissionError(ProfilerReportError):
+    exit_code = 4
+    default_hint = (
+        "run as root, or allow profiling for all users (options nvidia "
+        "NVreg_RestrictProfilingToAdminUsers=0, see https://developer.nvidia.com/ERR_NVGPUCTRPERM); "
+        "or use `run --no-counters` for an event-timed report without counters"
+    )
+
+
+class NoKernelProfiledError(ProfilerReportError):
+    exit_code = 5
+
+
+class NcuFailedError(ProfilerReportError):
+    exit_code = 6
+
+
+class NcuTimeoutError(ProfilerReportError):
+    exit_code = 7
+    default_hint = "raise --ncu-timeout, or profile a smaller matrix with --rows/--cols"
+
+
+class NoGpuError(ProfilerReportError):
+    exit_code = 8
+    default_hint = (
+        "run on a machine with an NVIDIA GPU and `pip install .[gpu]` (cupy, nvtx); "
+        "`profiler-report render --from CAPTURE.ncu-rep` works without one"
+    )
+
+
+class MetricMissingError(ProfilerReportError):
+    exit_code = 9
+    default_hint = "re-profile with `ncu --set full`"
+
+
+class KernelIncorrectError(ProfilerReportError):
+    """A kernel variant produced a wrong result; raised by the validator, reported per stage."""
+
+    exit_code = 1

@@ -1,0 +1,398 @@
+"""Render stage: one self-contained HTML report, plus the summary as CSV and JSON.
+
+Page data is built first as plain dataclasses (:func:`build_page`); the jinja2 template in
+``templates/report.html.j2`` (autoescape, StrictUndefined) only formats it. Charts are matplotlib
+(Agg) SVGs inlined in the page; code is highlighted by pygments with inline styles, so the file
+works offline and makes no external request.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pandas as pd
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import CudaLexer, DiffLexer
+
+from .analyze import HEADLINE, HEADLINE_BY_NAME, TIMING_COLUMNS, Analysis
+from .config import Manifest, resource_dir, stage_sources
+
+
+def pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend, imported on first use.
+
+    ncu_report is imported first on purpose: when matplotlib's kiwisolver extension is loaded
+    before ncu_report's native library, reading metric units from a report segfaults (seen with
+    ncu-report 2025.3.1 on CPython 3.11). Importing ncu_report first avoids it.
+    """
+    try:
+        import ncu_report  # noqa: F401
+    except ImportError:
+        pass
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams["svg.fonttype"] = "none"  # keep text as text: smaller files, searchable
+    plt.rcParams["svg.hashsalt"] = "profiler-report"  # stable ids, so reports diff cleanly
+    return plt
+
+#: Rows of each stage's "metrics that moved" table, in order.
+STAGE_METRICS = (
+    "event_gbps", "pct_of_memcpy", "duration_us", "dram_throughput_gbps", "shared_wavefronts_per_load",
+    "shared_wavefronts_per_store", "shared_excessive_wavefronts", "global_load_efficiency_pct",
+    "global_store_efficiency_pct", "global_load_sectors_per_request", "global_store_sectors_per_request",
+    "l2_excessive_sectors", "achieved_occupancy_pct", "registers_per_thread", "shared_mem_per_block_bytes",
+)
+#: Columns of the summary table at the top of the report.
+SUMMARY_COLUMNS = (
+    "event_gbps", "pct_of_memcpy", "duration_us", "shared_excessive_wavefronts", "shared_wavefronts_per_load",
+    "global_load_efficiency_pct", "global_store_efficiency_pct", "global_store_sectors_per_request",
+    "achieved_occupancy_pct",
+)
+_COLUMNS = {c.name: c for c in (*HEADLINE, *TIMING_COLUMNS)}
+
+
+def fmt(x: Any, unit: str = "") -> str:
+    """Human formatting: NaN -> 'not measured'; big counts with separators; small with 3 digits."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "not measured"
+    if isinstance(x, str):
+        return x
+    x = float(x)
+    if unit == "%":
+        return f"{x:.1f}%"
+    if abs(x) >= 1000 or (x == int(x) and abs(x) >= 10):
+        return f"{x:,.0f}"
+    if x == int(x):
+        return f"{int(x)}"
+    return f"{x:.3g}" if abs(x) < 10 else f"{x:.1f}"
+
+
+@dataclass
+class MetricRow:
+    name: str
+    label: str
+    previous: str
+    value: str
+    change: str
+    source: str
+    moved: bool
+
+
+@dataclass
+class StageSection:
+    id: str
+    title: str
+    kernel: str
+    change: str
+    verdict: str
+    correct: str
+    launch: str
+    code_html: str
+    code_note: str
+    metrics: list[MetricRow]
+    expectations: list[dict[str, Any]]
+    raw_conflicts: dict[str, str]
+    top_stalls: str
+    rules_appear: list[dict[str, Any]]
+    rules_vanish: list[dict[str, Any]]
+    findings: list[dict[str, Any]]
+    bandwidth_svg: str
+    stall_svg: str
+
+
+@dataclass
+class Page:
+    title: str
+    mode: str                 # "live run" or "recorded capture"
+    mode_note: str
+    environment: list[tuple[str, str]]
+    summary_header: list[str]
+    summary_rows: list[dict[str, Any]]
+    overview_svg: str
+    stages: list[StageSection]
+    ceilings: list[dict[str, str]]
+    missing: list[tuple[str, str]]
+    validation: list[dict[str, Any]]
+    sources: list[tuple[str, str]]
+    notes: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------
+# Chart data (tested directly) and drawing
+
+
+def bandwidth_chart_data(summary: pd.DataFrame, timings: list[dict[str, Any]] | None) -> pd.DataFrame:
+    """Bars for the bandwidth chart: label, gbps, kind ("stage"|"ceiling"), source.
+
+    Event-timed GB/s when timings exist (memcpy and the copy kernel as ceilings), otherwise the
+    profiled DRAM throughput ``(dram__bytes_read.sum + dram__bytes_write.sum) / duration``.
+    """
+    rows = []
+    use_events = "event_gbps" in summary and summary["event_gbps"].notna().any()
+    for r in summary.itertuples():
+        val = r.event_gbps if use_events else r.dram_throughput_gbps
+        rows.append({"label": r.stage, "gbps": float(val), "kind": r.role,
+                     "source": "CUDA events" if use_events else "ncu DRAM throughput"})
+    if use_events:
+        for t in timings or []:
+            if t["name"] == "memcpy":
+                rows.append({"label": "memcpy", "gbps": float(t["gbps"]), "kind": "ceiling", "source": "CUDA events"})
+    return pd.DataFrame(rows, columns=["label", "gbps", "kind", "source"])
+
+
+def stall_chart_data(stalls: pd.DataFrame, stage: str, top: int = 8) -> pd.DataFrame:
+    """The ``top`` largest stall reasons of one stage: reason, cycles_per_issue."""
+    sub = stalls[stalls["stage"] == stage].sort_values("cycles_per_issue", ascending=False).head(top)
+    return sub[["reason", "cycles_per_issue"]].reset_index(drop=True)
+
+
+def _svg(fig: Any) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    pyplot().close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+def draw_bandwidth(data: pd.DataFrame, highlight_label: str | None = None) -> str:
+    """Horizontal bars of GB/s; ceilings hatched, the highlighted stage dark. Returns SVG text."""
+    if data.empty or data["gbps"].isna().all():
+        return ""
+    fig, ax = pyplot().subplots(figsize=(6.4, 0.32 * len(data) + 0.9))
+    colors = []
+    for r in data.itertuples():
+        if r.kind == "ceiling":
+            colors.append("#bbbbbb")
+        elif highlight_label is None or r.label == highlight_label:
+            colors.append("#2b6cb0")
+        else:
+            colors.append("#a3bffa")
+    y = list(range(len(data)))[::-1]
+    ax.barh(y, data["gbps"].fillna(0), color=colors, hatch=None)
+    ax.set_yticks(y, data["label"])
+    for yi, v in zip(y, data["gbps"], strict=True):
+        if not math.isnan(v):
+            ax.text(v, yi, f" {v:,.0f}", va="center", fontsize=8)
+    ax.set_xlabel(f"GB/s ({data['source'].iloc[0]}; bytes read + written)")
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.set_xlim(0, float(data["gbps"].max()) * 1.15)
+    return _svg(fig)
+
+
+def draw_stalls(data: pd.DataFrame, stage: str) -> str:
+    """Bars of stall cycles per issued instruction for one stage. Returns SVG text."""
+    if data.empty:
+        return ""
+    fig, ax = pyplot().subplots(figsize=(6.4, 0.28 * len(data) + 0.9))
+    y = list(range(len(data)))[::-1]
+    ax.barh(y, data["cycles_per_issue"], color="#c05621")
+    ax.set_yticks(y, data["reason"])
+    ax.set_xlabel(f"{stage}: warp stall cycles per issued instruction "
+                  "(smsp__average_warps_issue_stalled_*_per_issue_active.ratio)", fontsize=8)
+    ax.spines[["top", "right"]].set_visible(False)
+    return _svg(fig)
+
+
+# ---------------------------------------------------------------------------------------------
+# Code
+
+
+_FORMATTER = HtmlFormatter(noclasses=True, nowrap=False, style="friendly")
+
+
+def code_diff_html(previous: str | None, current: str, prev_id: str, cur_id: str) -> str:
+    """The stage's source as a highlighted unified diff from the previous stage (or in full)."""
+    if previous is None:
+        return highlight(current, CudaLexer(), _FORMATTER)
+    # Function names differ by design; compare bodies so the diff shows the one real change.
+    norm_prev = previous.replace(f"transpose_{prev_id}", "transpose_STAGE")
+    norm_cur = current.replace(f"transpose_{cur_id}", "transpose_STAGE")
+    diff = "\n".join(difflib.unified_diff(norm_prev.splitlines(), norm_cur.splitlines(),
+                                          fromfile=prev_id, tofile=cur_id, lineterm="", n=3))
+    return highlight(diff or "(no source change)", DiffLexer(), _FORMATTER)
+
+
+# ---------------------------------------------------------------------------------------------
+# Page
+
+
+def _metric_rows(prev: pd.Series | None, row: pd.Series) -> list[MetricRow]:
+    out = []
+    for name in STAGE_METRICS:
+        if name not in row.index:
+            continue
+        col = _COLUMNS[name]
+        cur = row[name]
+        old = prev[name] if prev is not None and name in prev.index else math.nan
+        change, moved = "", False
+        if prev is not None and not (pd.isna(cur) or pd.isna(old)):
+            if old != 0:
+                rel = (cur - old) / abs(old)
+                change = f"{rel:+.0%}"
+                moved = abs(rel) >= 0.05
+            elif cur != 0:
+                change, moved = "from 0", True
+            else:
+                change = "="
+        source = col.source
+        if name == "shared_excessive_wavefronts" and row.get("shared_excessive_source") == "computed":
+            source += " [computed: the derived metric was not in the capture]"
+        out.append(MetricRow(name, col.label, fmt(old, col.unit) if prev is not None else "",
+                             fmt(cur, col.unit), change, source, moved))
+    return out
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+            for r in frame.to_dict("records")]
+
+
+def build_page(analysis: Analysis, provenance: dict[str, Any], manifest: Manifest | None = None,
+               timings: list[dict[str, Any]] | None = None, validation: list[dict[str, Any]] | None = None,
+               charts: bool = True) -> Page:
+    """All the data the template shows, computed from the analysis and the provenance."""
+    summary = analysis.summary
+    stages = summary[summary["role"] == "stage"].reset_index(drop=True)
+    sources = stage_sources(manifest.source_text()) if manifest else {}
+    titles = {s.id: s for s in manifest.stages} if manifest else {}
+    valid = {v["stage"]: v for v in validation or []}
+    bw = bandwidth_chart_data(summary, timings)
+    sections = []
+    for i, row in stages.iterrows():
+        prev = stages.iloc[i - 1] if i else None
+        sid = row["stage"]
+        st = titles.get(sid)
+        cur_src = sources.get(sid)
+        prev_src = sources.get(prev["stage"]) if prev is not None else None
+        if cur_src is not None:
+            code = code_diff_html(prev_src if prev is not None else None, cur_src,
+                                  prev["stage"] if prev is not None else "", sid)
+            note = f"diff from {prev['stage']}" if prev is not None else "full source"
+        else:
+            code, note = "", "source not available: this capture was not made from the project's kernels"
+        exp = analysis.expectations[analysis.expectations["stage"] == sid]
+        rc = analysis.rule_changes[analysis.rule_changes["stage"] == sid]
+        findings = analysis.rules[(analysis.rules.get("stage") == sid) &
+                                  analysis.rules["type"].isin(["warning", "optimization", "error"])] \
+            if not analysis.rules.empty else analysis.rules
+        v = valid.get(sid)
+        sections.append(StageSection(
+            id=sid, title=st.title if st else sid, kernel=row["kernel"], change=st.change if st else "",
+            verdict=analysis.verdicts.get(sid, ""),
+            correct=("correct (bit-exact against cupy.transpose)" if v["correct"] else "WRONG: " + v["message"])
+            if v else "not validated here (recorded capture)",
+            launch=f"grid {row['grid']}, block {row['block']}",
+            code_html=code, code_note=note,
+            metrics=_metric_rows(prev, row),
+            expectations=_records(exp),
+            raw_conflicts={"loads": fmt(row["bank_conflicts_ld_raw"]), "stores": fmt(row["bank_conflicts_st_raw"])},
+            top_stalls=row["top_stalls"],
+            rules_appear=_records(rc[rc["change"] == "appears"]),
+            rules_vanish=_records(rc[rc["change"] == "vanishes"]),
+            findings=_records(findings[["title", "message", "speedup_pct"]]) if len(findings) else [],
+            bandwidth_svg=draw_bandwidth(bw, sid) if charts else "",
+            stall_svg=draw_stalls(stall_chart_data(analysis.stalls, sid), sid) if charts else "",
+        ))
+    header = ["stage", *[_COLUMNS[c].label for c in SUMMARY_COLUMNS if c in summary], "verdict"]
+    rows = []
+    for _, r in summary.iterrows():
+        cells = [fmt(r[c], _COLUMNS[c].unit) for c in SUMMARY_COLUMNS if c in summary]
+        default = "ceiling reference" if r["role"] == "ceiling" else ""
+        rows.append({"stage": r["stage"], "role": r["role"], "cells": cells,
+                     "verdict": analysis.verdicts.get(r["stage"], default)})
+    ceilings = [{"name": t["name"], "gbps": fmt(t["gbps"]), "median_us": fmt(t["median_us"])}
+                for t in timings or [] if t["name"] in ("memcpy", manifest.ceiling.id if manifest else "copy")]
+    mode = provenance.get("mode", "recorded capture")
+    return Page(
+        title=f"Staged optimization report: {provenance.get('gpu', 'unknown GPU')}",
+        mode=mode,
+        mode_note=provenance.get("mode_note", ""),
+        environment=environment_rows(provenance),
+        summary_header=header, summary_rows=rows,
+        overview_svg=draw_bandwidth(bw) if charts else "",
+        stages=sections, ceilings=ceilings,
+        missing=analysis.missing,
+        validation=list(validation or []),
+        sources=[(c.label, c.source) for c in (*HEADLINE, *TIMING_COLUMNS)],
+    )
+
+
+_ENV_KEYS = (
+    ("mode", "mode"), ("gpu", "GPU"), ("sm_count", "SMs"), ("compute_capability", "compute capability"),
+    ("driver", "driver"), ("cuda_runtime", "CUDA runtime"), ("cuda_driver_api", "CUDA driver API"),
+    ("cupy", "CuPy"), ("ncu_version", "Nsight Compute"), ("section_set", "ncu --set"),
+    ("clock_control", "clock control"), ("cache_control", "cache control"),
+    ("rows", "rows (timing)"), ("cols", "cols (timing)"), ("profile_rows", "rows (profiled)"),
+    ("profile_cols", "cols (profiled)"), ("dtype", "dtype"), ("repeats", "timing repeats"),
+    ("date_utc", "date"), ("commit", "git commit"), ("capture", "capture file"), ("rendered_utc", "rendered"),
+)
+
+
+def environment_rows(prov: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) rows of the environment block; absent keys read 'unknown (not recorded)'."""
+    return [(label, str(prov.get(key, "unknown (not recorded)"))) for key, label in _ENV_KEYS]
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+def render_html(page: Page) -> str:
+    """The page through ``templates/report.html.j2`` (autoescape on, undefined names are errors)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(resource_dir("templates"))),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True, lstrip_blocks=True,
+    )
+    return env.get_template("report.html.j2").render(page=page)
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path``, then rename it into place."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def summary_records(summary: pd.DataFrame) -> list[dict[str, Any]]:
+    return _records(summary)
+
+
+def write_outputs(folder: Path, page: Page, analysis: Analysis) -> list[Path]:
+    """Write index.html, summary.csv and summary.json into ``folder``; return their paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    html = render_html(page)
+    atomic_write(folder / "index.html", html)
+    atomic_write(folder / "summary.csv", analysis.summary.to_csv(index=False))
+    atomic_write(folder / "summary.json", json.dumps({
+        "columns": {c.name: {"unit": c.unit, "source": c.source} for c in (*HEADLINE, *TIMING_COLUMNS)},
+        "stages": summary_records(analysis.summary),
+        "expectations": _records(analysis.expectations),
+        "deltas": _records(analysis.deltas),
+    }, indent=2, default=str) + "\n")
+    return [folder / "index.html", folder / "summary.csv", folder / "summary.json"]
+
+
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{%|%\}")
+
+
+def has_placeholder(html: str) -> bool:
+    """True when template syntax leaked into the output."""
+    return bool(_PLACEHOLDER.search(html))
+
+
+__all__ = ["HEADLINE_BY_NAME", "Page", "build_page", "render_html", "write_outputs"]

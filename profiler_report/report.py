@@ -1,0 +1,98 @@
+"""Glue between the stages: a capture (plus its sidecar files) -> analysis -> report folder.
+
+A live run leaves these files beside ``profile.ncu-rep``; ``render`` picks them up when present:
+``timings.json`` (event timings), ``validation.json`` (correctness), ``provenance.json``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .analyze import Analysis, analyze
+from .config import Manifest, load_manifest
+from .errors import InputError
+from .extract import Capture, read_capture
+from .render import build_page, write_outputs
+
+
+@dataclass
+class Sidecars:
+    """Optional files recorded beside a capture by a live run."""
+
+    timings: list[dict[str, Any]] | None = None
+    validation: list[dict[str, Any]] | None = None
+    provenance: dict[str, Any] | None = None
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {exc}", "delete or regenerate the file") from exc
+
+
+def read_sidecars(folder: Path) -> Sidecars:
+    """timings.json, validation.json and provenance.json from ``folder``, where present."""
+    side = Sidecars()
+    if (folder / "timings.json").is_file():
+        side.timings = _load_json(folder / "timings.json").get("timings")
+    if (folder / "validation.json").is_file():
+        side.validation = _load_json(folder / "validation.json")
+    if (folder / "provenance.json").is_file():
+        side.provenance = _load_json(folder / "provenance.json")
+    return side
+
+
+def own_manifest_for(capture: Capture, manifest: Manifest) -> Manifest | None:
+    """The manifest when the capture was made by the project's own stage launcher (pr_ ranges)."""
+    from .run import NVTX_PREFIX
+
+    ranges = capture.launches()["nvtx_range"].fillna("")
+    return manifest if len(ranges) and ranges.str.contains(NVTX_PREFIX, regex=False).all() else None
+
+
+def capture_provenance(capture: Capture, side: Sidecars, live: bool) -> dict[str, Any]:
+    """Provenance for the report: the live run's record, else what the capture itself holds."""
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    prov: dict[str, Any] = dict(side.provenance or {})
+    dev = capture.device
+    prov.setdefault("gpu", dev.get("gpu", "unknown (not in the capture)"))
+    prov.setdefault("sm_count", dev.get("sm_count", "unknown"))
+    if "cc_major" in dev:
+        prov.setdefault("compute_capability", f"{dev['cc_major']}.{dev.get('cc_minor', 0)}")
+    if capture.report_version:
+        prov.setdefault("ncu_version", capture.report_version)
+    prov["capture"] = str(capture.path)
+    prov["rendered_utc"] = now
+    if live:
+        prov["mode"] = "live run"
+    else:
+        prov["mode"] = "recorded capture"
+        recorded = side.provenance.get("date_utc", "an unknown date") if side.provenance else "an unknown date"
+        prov["mode_note"] = (f"Rendered on {now} from {capture.path}, recorded on {recorded}. "
+                             + ("Event timings and correctness checks are the ones recorded with it."
+                                if side.timings else "No event timings were recorded with this capture."))
+    return prov
+
+
+def render_capture(capture_path: Path, out: Path, *, labels: list[tuple[str, str]] | None = None,
+                   live: bool = False, manifest: Manifest | None = None,
+                   sidecars: Sidecars | None = None) -> tuple[Analysis, list[Path]]:
+    """Read, analyze and render one capture into ``out`` (index.html, summary.csv, summary.json).
+
+    Raises:
+        ReportUnreadableError: the capture cannot be read.
+        InputError: a ``--stage`` pattern is bad or matches nothing; a sidecar file is corrupt.
+    """
+    capture = read_capture(capture_path)
+    side = sidecars if sidecars is not None else read_sidecars(Path(capture_path).parent)
+    manifest = manifest or load_manifest()
+    own = None if labels else own_manifest_for(capture, manifest)
+    analysis = analyze(capture, own, labels, side.timings)
+    prov = capture_provenance(capture, side, live)
+    page = build_page(analysis, prov, own, side.timings, side.validation)
+    return analysis, write_outputs(out, page, analysis)
