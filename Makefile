@@ -23,6 +23,10 @@ test: venv
 	$(VENV)/bin/python -m ruff check profiler_report tests scripts
 	$(VENV)/bin/python -m pytest -q
 
+# GPU only: every stage against memcpy and peer libraries, plus the size/dtype sweep.
+bench:
+	PYTHONPATH=$(CURDIR) $(PYTHON) -m profiler_report bench --out $(or $(OUT),bench.json) $(ARGS)
+
 lint: venv
 	$(VENV)/bin/python -m ruff check profiler_report tests scripts
 

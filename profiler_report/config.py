@@ -62,6 +62,7 @@ class Stage:
     change: str = ""
     launch: str = "tile"  # "tile": 32x8 threads per 32x32 tile; "vec": 256 threads, 16-byte chunks
     expect: tuple[Expectation, ...] = ()
+    op: str = "transpose"  # "transpose" or "copy" (the ceiling: out has the input's shape)
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,7 @@ def _stage(raw: dict) -> Stage:
         change=raw.get("change", ""),
         launch=raw.get("launch", "tile"),
         expect=expect,
+        op=raw.get("op", "transpose"),
     )
 
 

@@ -73,7 +73,7 @@ def _names(manifest: Manifest, dtype: str) -> dict[str, str]:
     return {k: f"{k}<{ctype}>" for k in kernels}
 
 
-def compile_module(manifest: Manifest, dtype: str) -> tuple[Any, dict[str, str]]:
+def compile_module(manifest: Manifest, dtype: str, extra_options: tuple[str, ...] = ()) -> tuple[Any, dict[str, str]]:
     """Compile ``kernels/transpose.cu`` with NVRTC for this device, with ``-lineinfo``.
 
     Returns:
@@ -83,7 +83,7 @@ def compile_module(manifest: Manifest, dtype: str) -> tuple[Any, dict[str, str]]
     names = _names(manifest, dtype)
     module = cupy.RawModule(
         code=manifest.source_text(),
-        options=("-std=c++17", "-lineinfo"),
+        options=("-std=c++17", "-lineinfo", *extra_options),
         name_expressions=list(names.values()),
     )
     return module, names
@@ -146,20 +146,24 @@ def _bits(cupy: Any, arr: Any) -> Any:
 
 
 def validate(kernels: Kernels, stage: Stage, rows: int, cols: int, seed: int = 0) -> Validation:
-    """Run ``stage`` once and compare its output bit for bit with ``cupy.transpose``."""
+    """Run ``stage`` once on random input and compare its output bit for bit with the reference.
+
+    The reference is ``cupy.ascontiguousarray(a.T)`` for a transpose and ``a`` itself for a copy
+    (``stage.op == "copy"``). The output is poisoned (all-ones bytes) before the launch.
+    """
     cupy = import_cupy()
     a = random_matrix(cupy, rows, cols, kernels.dtype, seed)
-    out = cupy.empty((cols, rows), dtype=kernels.dtype)
+    shape = (rows, cols) if stage.op == "copy" else (cols, rows)
+    out = cupy.empty(shape, dtype=kernels.dtype)
     poison(cupy, out)
     kernels.launch(stage, a, out, rows, cols)
     cupy.cuda.runtime.deviceSynchronize()
-    ref = cupy.ascontiguousarray(a.T)
+    ref = a if stage.op == "copy" else cupy.ascontiguousarray(a.T)
     wrong = cupy.flatnonzero(_bits(cupy, out) != _bits(cupy, ref))
     n = int(wrong.size)
     if n == 0:
         return Validation(stage.id, rows, cols, kernels.dtype, True)
-    first = int(wrong[0])
-    r, c = divmod(first, rows)
+    r, c = divmod(int(wrong[0]), shape[1])
     return Validation(
         stage.id, rows, cols, kernels.dtype, False, n, (r, c),
         f"stage {stage.id} is wrong at {rows}x{cols} {kernels.dtype}: {n} of {rows * cols} output "
@@ -212,6 +216,7 @@ def time_launches(name: str, fn: Any, pairs: list[tuple[Any, Any]], rows: int, c
 
 def make_pairs(cupy: Any, rows: int, cols: int, dtype: str, buffers: int) -> list[tuple[Any, Any]]:
     return [
+        # The output buffer also serves the copy kernels: they write the same number of bytes.
         (random_matrix(cupy, rows, cols, dtype, seed=i + 1), cupy.empty((cols, rows), dtype=dtype))
         for i in range(buffers)
     ]
@@ -264,7 +269,7 @@ def profile_launches(kernels: Kernels, stages: list[Stage], rows: int, cols: int
     cupy = import_cupy()
     results = [validate(kernels, st, rows, cols) for st in stages]
     a = random_matrix(cupy, rows, cols, kernels.dtype, seed=1)
-    out = cupy.empty((cols, rows), dtype=kernels.dtype)
+    out = cupy.empty((cols, rows), dtype=kernels.dtype)  # a copy writes the same number of bytes
     for st, v in zip(stages, results, strict=True):
         if not v.correct:
             continue

@@ -1,0 +1,264 @@
+"""Benchmark (GPU): every stage against the peers users reach for, and size/dtype sweeps.
+
+A script that prints tables and writes JSON, not a timed test. One process; CUDA events around
+each launch after warm-up; median and spread of ``repeats`` launches; ``buffers`` input/output
+pairs rotated so caches do not flatter; every output checked bit for bit before it is timed.
+GB/s counts bytes read + written (2 * rows * cols * itemsize). Peers whose package is absent are
+skipped with a note.
+
+Peers: cupy device-to-device memcpy (the ceiling), cupy ``a.T.copy()``, ``cupy.cublas.geam``,
+torch ``x.t().contiguous()`` (eager and torch.compile), a Triton tiled transpose, jax.jit
+transpose (timed by wall clock with ``block_until_ready``: JAX runs on its own stream).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from . import run as gpu
+from .config import ITEMSIZE, Manifest, Stage
+
+#: fn(src, dst): writes the result into dst and returns None, or returns its own result array
+#: (what peers like ``a.T.copy()`` do: they allocate; copying into dst would double their traffic).
+Fn = Callable[[Any, Any], Any]
+
+
+@dataclass
+class BenchRow:
+    """One timed entry: a stage, a ceiling or a peer, at one size and dtype."""
+
+    name: str
+    kind: str  # "stage", "ceiling" or "peer"
+    rows: int
+    cols: int
+    dtype: str
+    median_us: float
+    p10_us: float
+    p90_us: float
+    gbps: float
+    pct_of_memcpy: float
+    timing: str  # "cuda-events" or "wall-clock"
+    note: str = ""
+    resident: str = ""  # "L2" when in + out fit in L2, else "DRAM"
+
+
+def _bits_equal(cupy: Any, out: Any, ref: Any) -> bool:
+    return bool(cupy.array_equal(out.view(f"u{out.dtype.itemsize}"), ref.view(f"u{ref.dtype.itemsize}")))
+
+
+def check_output(cupy: Any, name: str, fn: Fn, pairs: list[tuple[Any, Any]], copy: bool = False) -> str:
+    """'' when ``fn`` writes the exact transpose (or copy) of the first pair, else a message."""
+    src, dst = pairs[0]
+    gpu.poison(cupy, dst)
+    res = fn(src, dst)
+    cupy.cuda.runtime.deviceSynchronize()
+    ref = src if copy else cupy.ascontiguousarray(src.T)
+    got = dst if res is None else cupy.ascontiguousarray(cupy.from_dlpack(res))
+    view = got.reshape(ref.shape)
+    return "" if _bits_equal(cupy, view, ref) else f"{name}: output differs from the reference"
+
+
+def event_time(cupy: Any, fn: Fn, pairs: list[tuple[Any, Any]], repeats: int, warmup: int) -> list[float]:
+    """Microseconds of ``repeats`` event-timed calls, rotating buffer pairs."""
+    for i in range(warmup):
+        fn(*pairs[i % len(pairs)])
+    cupy.cuda.runtime.deviceSynchronize()
+    ev = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(repeats)]
+    for i, (s, e) in enumerate(ev):
+        src, dst = pairs[i % len(pairs)]
+        s.record()
+        fn(src, dst)
+        e.record()
+    ev[-1][1].synchronize()
+    return [cupy.cuda.get_elapsed_time(s, e) * 1e3 for s, e in ev]
+
+
+def _row(name: str, kind: str, us: list[float], rows: int, cols: int, dtype: str, timing: str,
+         l2_bytes: int, note: str = "") -> BenchRow:
+    med = statistics.median(us)
+    q = statistics.quantiles(us, n=10)
+    nbytes = 2 * rows * cols * ITEMSIZE[dtype]
+    return BenchRow(name, kind, rows, cols, dtype, med, q[0], q[-1], nbytes / (med * 1e3), float("nan"),
+                    timing, note, "L2" if nbytes <= l2_bytes else "DRAM")
+
+
+def peers(cupy: Any, dtype: str) -> dict[str, tuple[Fn | None, str]]:
+    """name -> (fn(src, dst), note); fn is None when the peer cannot run here (note says why)."""
+    out: dict[str, tuple[Fn | None, str]] = {}
+
+    out["cupy a.T.copy()"] = (lambda src, dst: src.T.copy(), "allocates its output (memory pool)")
+
+    def geam(src: Any, dst: Any) -> None:
+        cupy.cublas.geam("T", "N", 1.0, src, 0.0, dst, out=dst)
+
+    out["cupy.cublas.geam"] = (geam, "") if dtype in ("float32", "float64") else (None, "geam has no float16")
+    try:
+        import torch
+
+        out["torch t().contiguous()"] = (lambda src, dst: torch.from_dlpack(src).t().contiguous(),
+                                         "allocates its output (caching allocator)")
+        compiled = torch.compile(lambda x: x.t().contiguous())
+        out["torch.compile t().contiguous()"] = (lambda src, dst: compiled(torch.from_dlpack(src)),
+                                                 "allocates its output (caching allocator)")
+        out.update(_triton_peer(torch))
+    except ImportError as exc:
+        out["torch"] = (None, f"torch not installed ({exc})")
+    return out
+
+
+def _triton_peer(torch: Any) -> dict[str, tuple[Fn | None, str]]:
+    try:
+        import triton
+        import triton.language as tl
+    except ImportError as exc:
+        return {"triton transpose": (None, f"triton not installed ({exc})")}
+
+    @triton.jit
+    def _transpose(x, y, rows, cols, BM: tl.constexpr, BN: tl.constexpr):  # noqa: N803
+        pm, pn = tl.program_id(0), tl.program_id(1)
+        r = pm * BM + tl.arange(0, BM)
+        c = pn * BN + tl.arange(0, BN)
+        mask = (r[:, None] < rows) & (c[None, :] < cols)
+        tile = tl.load(x + r[:, None] * cols + c[None, :], mask=mask)
+        tl.store(y + c[None, :] * rows + r[:, None], tile, mask=mask)
+
+    def fn(src: Any, dst: Any) -> None:
+        x, y = torch.from_dlpack(src), torch.from_dlpack(dst)
+        rows, cols = x.shape
+        grid = (triton.cdiv(rows, 64), triton.cdiv(cols, 64))
+        _transpose[grid](x, y, rows, cols, BM=64, BN=64)
+
+    return {"triton transpose": (fn, "64x64 tiles, tl.load/tl.store")}
+
+
+def jax_time(cupy: Any, src: Any, repeats: int) -> tuple[list[float] | None, str]:
+    """Wall-clock microseconds of a jitted ``x.T`` (with block_until_ready), or (None, why)."""
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError as exc:
+        return None, f"jax not installed ({exc})"
+    x = jnp.asarray(cupy.asnumpy(src))
+    f = jax.jit(lambda a: a.T + jnp.zeros((), a.dtype))  # the add keeps XLA from returning a view
+    y = f(x).block_until_ready()
+    if not bool((jnp.asarray(y) == x.T).all()):
+        return None, "jax output differs from the reference"
+    us = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        f(x).block_until_ready()
+        us.append((time.perf_counter() - t0) * 1e6)
+    return us, "wall clock incl. dispatch; jit(x.T + 0)"
+
+
+def bench_size(manifest: Manifest, rows: int, cols: int, dtype: str, *, repeats: int = 30, warmup: int = 5,
+               buffers: int = 3, with_peers: bool = True, stages: list[Stage] | None = None,
+               options: tuple[str, ...] = (), suffix: str = "") -> list[BenchRow]:
+    """Time memcpy, the copy kernels, the stages and (optionally) the peers at one size.
+
+    ``options`` are extra NVRTC options (an attempt such as ``-maxrregcount=32``); ``suffix``
+    is appended to the stage names of such an attempt.
+    """
+    cupy = gpu.import_cupy()
+    l2 = gpu.device_info()["l2_bytes"]
+    module, names = gpu.compile_module(manifest, dtype, options)
+    k = gpu.Kernels(module, names, dtype, manifest.tile)
+    pairs = gpu.make_pairs(cupy, rows, cols, dtype, buffers)
+    rows_out: list[BenchRow] = []
+    memcpy = gpu.memcpy_fn(cupy)
+    rows_out.append(_row("memcpy", "ceiling", event_time(cupy, memcpy, pairs, repeats, warmup),
+                         rows, cols, dtype, "cuda-events", l2, "cudaMemcpyAsync device-to-device"))
+    copy16 = Stage("copy_vec16", "copy_vec16", "16-byte copy", launch="copy_vec", op="copy")
+    entries: list[tuple[str, str, Stage]] = [("copy (4-byte tiled)", "ceiling", manifest.ceiling),
+                                            ("copy (16-byte)", "ceiling", copy16)]
+    entries += [(s.id + suffix, "stage", s) for s in (stages or manifest.stages)]
+    for name, kind, st in entries:
+        def fn(src: Any, dst: Any, st: Stage = st) -> None:
+            k.launch(st, src, dst, rows, cols)
+        bad = check_output(cupy, name, fn, pairs, copy=st.op == "copy")
+        if bad:
+            rows_out.append(_row(name, kind, [float("nan")] * 20, rows, cols, dtype, "cuda-events", l2,
+                                 "WRONG: " + bad))
+            continue
+        rows_out.append(_row(name, kind, event_time(cupy, fn, pairs, repeats, warmup), rows, cols, dtype,
+                             "cuda-events", l2))
+    if with_peers:
+        rows_out += _peer_rows(cupy, pairs, rows, cols, dtype, repeats, warmup, l2)
+    base = rows_out[0].gbps
+    for r in rows_out:
+        r.pct_of_memcpy = 100 * r.gbps / base
+    return rows_out
+
+
+def _peer_rows(cupy: Any, pairs: list[tuple[Any, Any]], rows: int, cols: int, dtype: str, repeats: int,
+               warmup: int, l2: int) -> list[BenchRow]:
+    out = []
+    for name, (fn, note) in peers(cupy, dtype).items():
+        if fn is None:
+            out.append(_row(name, "peer", [float("nan")] * 20, rows, cols, dtype, "skipped", l2, note))
+            continue
+        try:
+            bad = check_output(cupy, name, fn, pairs)
+            us = [float("nan")] * 20 if bad else event_time(cupy, fn, pairs, repeats, warmup)
+            out.append(_row(name, "peer", us, rows, cols, dtype, "cuda-events", l2, bad or note))
+        except Exception as exc:  # a peer library failing must not stop the benchmark
+            out.append(_row(name, "peer", [float("nan")] * 20, rows, cols, dtype, "failed", l2,
+                            f"{type(exc).__name__}: {str(exc)[:160]}"))
+    us, note = jax_time(cupy, pairs[0][0], repeats)
+    out.append(_row("jax.jit transpose", "peer", us or [float("nan")] * 20, rows, cols, dtype,
+                    "wall-clock" if us else "skipped", l2, note))
+    return out
+
+
+def table(rows: list[BenchRow]) -> str:
+    """Fixed-width text table: name, kind, size, dtype, median us, p10-p90, GB/s, % memcpy, vs best peer."""
+    peers_ok = [r.gbps for r in rows if r.kind == "peer" and r.gbps == r.gbps]
+    best_peer = max(peers_ok) if peers_ok else float("nan")
+    lines = [f"{'name':<32} {'kind':<8} {'size':>12} {'dtype':<8} {'where':<5} {'median us':>10} "
+             f"{'p10-p90 us':>17} {'GB/s':>8} {'% memcpy':>9} {'x best peer':>11}  note"]
+    for r in rows:
+        lines.append(f"{r.name:<32} {r.kind:<8} {f'{r.rows}x{r.cols}':>12} {r.dtype:<8} {r.resident:<5} "
+                     f"{r.median_us:10.1f} {f'{r.p10_us:.1f}-{r.p90_us:.1f}':>17} {r.gbps:8.0f} "
+                     f"{r.pct_of_memcpy:8.1f}% {r.gbps / best_peer:10.2f}x  {r.note}")
+    return "\n".join(lines)
+
+
+def as_json(rows: list[BenchRow], provenance: dict[str, Any]) -> dict[str, Any]:
+    return {"provenance": provenance, "rows": [asdict(r) for r in rows]}
+
+
+#: Sizes of the sweep: (rows, cols), from L2-resident to far past the 60 MB L2, square, non-square
+#: and not multiples of 32.
+SWEEP_SIZES = ((1024, 1024), (2048, 2048), (4096, 4096), (8192, 8192), (16384, 16384),
+               (8192, 2048), (2048, 8192), (4097, 8191), (1000, 3000))
+
+
+def run_all(manifest: Manifest, *, quick: bool = False, repeats: int = 30) -> list[BenchRow]:
+    """The whole benchmark: headline sizes with peers, dtypes at equal bytes, the sweep, attempts."""
+    rows: list[BenchRow] = []
+    headline = [(8192, 8192, "float32")] if quick else [
+        (8192, 8192, "float32"), (16384, 16384, "float32"),
+        (8192, 16384, "float16"), (8192, 4096, "float64"),
+    ]
+    for r, c, dt in headline:
+        rows += bench_size(manifest, r, c, dt, repeats=repeats)
+        print(f"benched {r}x{c} {dt}", flush=True)
+    if quick:
+        return rows
+    tags = {(x.rows, x.cols, x.dtype) for x in rows}
+    for dt in ("float32", "float16", "float64"):
+        for r, c in SWEEP_SIZES:
+            if (r, c, dt) not in tags:
+                rows += bench_size(manifest, r, c, dt, repeats=repeats, with_peers=False)
+        print(f"swept {dt}", flush=True)
+    vec = [s for s in manifest.stages if s.launch == "vec"]
+    for opt in ("-maxrregcount=32",):
+        rows += bench_size(manifest, 8192, 8192, "float32", repeats=repeats, with_peers=False,
+                           stages=vec, options=(opt,), suffix=f" [{opt}]")
+    return rows

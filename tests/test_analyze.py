@@ -1,0 +1,124 @@
+"""analyze: the staged transpose's real H200 values (float32 4096x4096, float64 2048x2048)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from profiler_report.analyze import analyze, headline_row, judge
+
+
+def _row(analysis, stage):
+    s = analysis.summary
+    return s[s["stage"] == stage].iloc[0]
+
+
+def test_shared_memory_bank_conflicts(f32_analysis):
+    assert _row(f32_analysis, "smem")["shared_excessive_wavefronts"] > 0
+    assert _row(f32_analysis, "smem")["shared_wavefronts_per_load"] > 16
+    for stage in ("padded", "unrolled", "vec_swizzled"):
+        assert _row(f32_analysis, stage)["shared_excessive_wavefronts"] == 0, stage
+        assert _row(f32_analysis, stage)["shared_excessive_source"] == "ncu"
+
+
+def test_raw_bank_conflict_counters_are_not_zero_on_conflict_free_code(f32_analysis):
+    # The trap the report explains: the raw counter is non-zero while excessive wavefronts are 0.
+    padded = _row(f32_analysis, "padded")
+    assert padded["bank_conflicts_ld_raw"] > 0
+    assert padded["shared_excessive_wavefronts"] == 0
+
+
+def test_one_chunk_pad_conflicts_on_the_store_side(f32_analysis):
+    vp = _row(f32_analysis, "vec_padded")
+    assert vp["shared_excessive_wavefronts"] > 0
+    assert vp["shared_wavefronts_per_store"] > 3 * vp["shared_wavefronts_per_load"]
+
+
+def test_global_memory_efficiency(f32_analysis):
+    assert _row(f32_analysis, "naive")["global_store_efficiency_pct"] == pytest.approx(12.5)
+    assert _row(f32_analysis, "naive")["global_store_sectors_per_request"] == pytest.approx(32, rel=0.01)
+    assert _row(f32_analysis, "naive")["l2_excessive_sectors"] > 0
+    for stage in ("naive", "smem", "padded", "unrolled", "vec_padded", "vec_swizzled"):
+        assert _row(f32_analysis, stage)["global_load_efficiency_pct"] == pytest.approx(100), stage
+    for stage in ("smem", "padded", "unrolled", "vec_padded", "vec_swizzled"):
+        assert _row(f32_analysis, stage)["global_store_efficiency_pct"] == pytest.approx(100), stage
+        assert _row(f32_analysis, stage)["l2_excessive_sectors"] == 0, stage
+
+
+def test_durations_fall_stage_by_stage(f32_analysis):
+    d = [_row(f32_analysis, s)["duration_us"] for s in ("naive", "smem", "padded", "unrolled")]
+    assert d[0] > d[1] > d[2] > d[3]
+    assert d[0] / d[3] > 3
+
+
+def test_stall_reasons_top_three(f32_analysis):
+    assert _row(f32_analysis, "naive")["top_stalls"].startswith("long_scoreboard")
+    stalls = f32_analysis.stalls
+    assert len(stalls[stalls["stage"] == "smem"]) > 5
+    assert (stalls["cycles_per_issue"] >= 0).all()
+
+
+def test_expectations_judged_against_measurements(f32_analysis):
+    e = f32_analysis.expectations
+    for stage in ("smem", "padded", "unrolled"):
+        verdicts = set(e[e["stage"] == stage]["verdict"])
+        assert verdicts == {"confirmed"}, (stage, e[e["stage"] == stage].to_dict("records"))
+
+
+def test_deltas_and_verdicts(f32_analysis):
+    d = f32_analysis.deltas.set_index("stage")
+    assert d.loc["padded", "excessive_wavefronts_removed"] > 0
+    assert d.loc["smem", "store_efficiency_gain_pts"] == pytest.approx(87.5)
+    assert d.loc["smem", "speedup"] > 2
+    assert "faster than naive" in f32_analysis.verdicts["smem"]
+    assert "global store efficiency 12.5% -> 100%" in f32_analysis.verdicts["smem"]
+
+
+def test_rule_changes_follow_the_conflicts(f32_analysis):
+    rc = f32_analysis.rule_changes
+    appear = rc[(rc["stage"] == "smem") & (rc["change"] == "appears")]
+    vanish = rc[(rc["stage"] == "padded") & (rc["change"] == "vanishes")]
+    assert "SharedMemoryConflicts" in set(appear["rule"])
+    assert "SharedMemoryConflicts" in set(vanish["rule"])
+    gone = rc[(rc["stage"] == "smem") & (rc["change"] == "vanishes")]
+    assert "UncoalescedGlobalAccess" in set(gone["rule"])
+
+
+def test_float64_changes_the_bank_picture(f64_capture, manifest):
+    a = analyze(f64_capture, manifest)
+    smem = _row(a, "smem")
+    assert smem["shared_excessive_wavefronts"] > 0
+    assert _row(a, "padded")["shared_excessive_wavefronts"] == 0
+    assert _row(a, "naive")["global_store_efficiency_pct"] == pytest.approx(25)  # 8 of 32 bytes
+
+
+def test_excessive_is_computed_when_the_derived_metric_is_absent():
+    v = {"l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": 17_301_504.0, "memory_l1_wavefronts_shared_ideal": 1_048_576.0}
+    row = headline_row(v)
+    assert row["shared_excessive_wavefronts"] == 16_252_928
+    assert row["shared_excessive_source"] == "computed"
+    row = headline_row({})
+    assert math.isnan(row["shared_excessive_wavefronts"])
+    assert row["shared_excessive_source"] == "not collected"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "direction", "factor", "to", "verdict"),
+    [
+        (32.0, 4.0, "down", 4, None, "confirmed"),
+        (32.0, 16.0, "down", 4, None, "refuted"),
+        (4.0, 32.0, "down", None, None, "refuted"),
+        (10.0, 10.1, "down", None, None, "no effect"),
+        (16e6, 0.0, "down", None, 0, "confirmed"),
+        (math.nan, 1.0, "up", None, None, "not measured"),
+    ],
+)
+def test_judge(old, new, direction, factor, to, verdict):
+    assert judge(old, new, direction, factor, to)[0] == verdict
+
+
+def test_foreign_capture_labels(f32_capture):
+    a = analyze(f32_capture, None, [("tiled", "^transpose_(padded|unrolled)$"), ("slow", "naive")])
+    assert list(a.summary["stage"]) == ["slow", "tiled", "tiled#2"]
+    assert a.expectations.empty

@@ -1,0 +1,52 @@
+"""cli: summary and render on real captures, through the console entry point."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import F32
+
+CLI = [sys.executable, "-m", "profiler_report"]
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120)
+
+
+def test_summary_csv_from_ncu_rep():
+    res = run("summary", str(F32 / "profile.ncu-rep"), "--format", "csv")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.strip().splitlines()
+    header = lines[0].split(",")
+    for col in ("shared_excessive_wavefronts", "global_load_efficiency_pct", "global_store_efficiency_pct",
+                "duration_us"):
+        assert col in header
+    assert [ln.split(",")[0] for ln in lines[1:]] == ["naive", "smem", "padded", "unrolled", "vec_padded",
+                                                      "vec_swizzled"]
+
+
+def test_summary_json_from_csv_export():
+    res = run("summary", str(F32 / "raw.csv"), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    rows = json.loads(res.stdout)
+    assert rows[0]["stage"] == "naive"
+    assert rows[0]["global_store_efficiency_pct"] == 12.5
+
+
+def test_render_any_capture_with_stage_labels(tmp_path):
+    res = run("render", "--from", str(F32 / "profile.ncu-rep"), "--out", str(tmp_path),
+              "--stage", "slow=transpose_naive$", "--stage", "fast=transpose_vec_swizzled")
+    assert res.returncode == 0, res.stderr
+    html = (tmp_path / "index.html").read_text()
+    assert 'id="stage-slow"' in html and 'id="stage-fast"' in html
+    assert "source not available" in html
+
+
+def test_help_lists_exit_codes():
+    res = run("--help")
+    assert res.returncode == 0
+    assert "Exit codes" in res.stdout
+    for cmd in ("run", "render", "summary"):
+        assert run(cmd, "--help").returncode == 0

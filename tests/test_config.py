@@ -1,0 +1,41 @@
+"""config: the stage manifest and run settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from profiler_report.analyze import HEADLINE_BY_NAME, TIMING_COLUMNS
+from profiler_report.config import RunConfig, load_manifest, resource_dir
+from profiler_report.errors import InputError
+
+
+def test_manifest_stages_in_report_order():
+    m = load_manifest()
+    assert m.stage_ids()[:4] == ["naive", "smem", "padded", "unrolled"]
+    assert m.ceiling.op == "copy"
+    assert m.regression is not None
+
+
+def test_expectations_name_real_columns():
+    names = set(HEADLINE_BY_NAME) | {c.name for c in TIMING_COLUMNS}
+    for st in load_manifest().stages:
+        for e in st.expect:
+            assert e.metric in names, (st.id, e.metric)
+
+
+def test_resources_found():
+    assert (resource_dir("kernels") / "transpose.cu").is_file()
+    assert (resource_dir("templates") / "report.html.j2").is_file()
+
+
+def test_bad_manifest(tmp_path):
+    bad = tmp_path / "stages.toml"
+    bad.write_text("source = \n")
+    with pytest.raises(InputError):
+        load_manifest(bad)
+
+
+@pytest.mark.parametrize("kwargs", [{"dtype": "int8"}, {"rows": 0}, {"repeats": 5}, {"clock_control": "max"}])
+def test_bad_run_config(kwargs):
+    with pytest.raises(InputError):
+        RunConfig(**kwargs)
