@@ -268,6 +268,69 @@ __global__ void __launch_bounds__(256) transpose_vec_swizzled(const T* __restric
 }
 // end stage
 
+// stage: vec_deep
+template <typename T>
+__global__ void __launch_bounds__(256) transpose_vec_deep(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    constexpr int V = 16 / sizeof(T);
+    // Each warp moves DEPTH micro-rows: twice the bytes in flight per thread, and output rows of
+    // 16 chunks (256 bytes) instead of 8. float16 keeps DEPTH 1: its tile would pass 48 KB.
+    constexpr int DEPTH = (V >= 8) ? 1 : 2;
+    constexpr int OUT_CHUNKS = 8 * DEPTH;
+    constexpr int TR = 8 * V * DEPTH;
+    constexpr int TC = 32 * V;
+    union Chunk { uint4 u; T e[V]; };
+    __shared__ uint4 tile[TC][OUT_CHUNKS];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int r0 = blockIdx.y * TR, c0 = blockIdx.x * TC;
+    const bool vec_ok = (cols % V == 0) && (rows % V == 0);
+    Chunk in_c[DEPTH][V];
+    const int col = c0 + V * lane;
+#pragma unroll
+    for (int d = 0; d < DEPTH; ++d) {
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            const int r = r0 + V * (warp + 8 * d) + i;
+            if (vec_ok && r < rows && col < cols) {
+                in_c[d][i].u = *reinterpret_cast<const uint4*>(in + (size_t)r * cols + col);
+            } else {
+#pragma unroll
+                for (int k = 0; k < V; ++k) {
+                    in_c[d][i].e[k] = (r < rows && col + k < cols) ? in[(size_t)r * cols + col + k] : T(0);
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int d = 0; d < DEPTH; ++d) {
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            Chunk o;
+#pragma unroll
+            for (int i = 0; i < V; ++i) o.e[i] = in_c[d][i].e[k];
+            tile[V * lane + k][(warp + 8 * d) ^ (lane & 7)] = o.u;
+        }
+    }
+    __syncthreads();
+    const int ch = threadIdx.x % OUT_CHUNKS;
+#pragma unroll
+    for (int p = 0; p < V * DEPTH; ++p) {
+        const int orow = threadIdx.x / OUT_CHUNKS + (256 / OUT_CHUNKS) * p;
+        Chunk o;
+        o.u = tile[orow][ch ^ ((orow / V) & 7)];
+        const int gr = c0 + orow, gc = r0 + V * ch;
+        if (vec_ok && gr < cols && gc < rows) {
+            *reinterpret_cast<uint4*>(out + (size_t)gr * rows + gc) = o.u;
+        } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                if (gr < cols && gc + k < rows) out[(size_t)gr * rows + gc + k] = o.e[k];
+            }
+        }
+    }
+}
+// end stage
+
 // stage: copy_vec
 // Ceiling reference: a plain 16-byte-per-access copy of the same matrix (grid-stride).
 template <typename T>

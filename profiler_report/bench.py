@@ -93,10 +93,13 @@ def peers(cupy: Any, dtype: str) -> dict[str, tuple[Fn | None, str]]:
 
     out["cupy a.T.copy()"] = (lambda src, dst: src.T.copy(), "allocates its output (memory pool)")
 
+    import cupy.cublas  # a submodule: not imported by `import cupy`
+
     def geam(src: Any, dst: Any) -> None:
         cupy.cublas.geam("T", "N", 1.0, src, 0.0, dst, out=dst)
 
-    out["cupy.cublas.geam"] = (geam, "") if dtype in ("float32", "float64") else (None, "geam has no float16")
+    out["cupy.cublas.geam"] = (geam, "cuBLAS geam, C = op(A)") if dtype in ("float32", "float64") \
+        else (None, "geam has no float16")
     try:
         import torch
 

@@ -94,6 +94,10 @@ def launch_shape(stage: Stage, rows: int, cols: int, dtype: str, tile: int = 32)
     if stage.launch == "vec":
         v = 16 // ITEMSIZE[dtype]
         return ((cols + 32 * v - 1) // (32 * v), (rows + 8 * v - 1) // (8 * v)), (256,)
+    if stage.launch == "vec_deep":
+        v = 16 // ITEMSIZE[dtype]
+        depth = 1 if v >= 8 else 2
+        return ((cols + 32 * v - 1) // (32 * v), (rows + 8 * v * depth - 1) // (8 * v * depth)), (256,)
     if stage.launch == "copy_vec":
         return (4 * 132 * 8,), (256,)
     return ((cols + tile - 1) // tile, (rows + tile - 1) // tile), (32, 8)
