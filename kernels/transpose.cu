@@ -269,20 +269,87 @@ __global__ void __launch_bounds__(256) transpose_vec_swizzled(const T* __restric
 // end stage
 
 // stage: vec_deep
-template <typename T>
+template <typename T, int DEPTH = 2>
 __global__ void __launch_bounds__(256) transpose_vec_deep(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
 {
     constexpr int V = 16 / sizeof(T);
-    // Each warp moves DEPTH micro-rows: twice the bytes in flight per thread, and output rows of
-    // 16 chunks (256 bytes) instead of 8. float16 keeps DEPTH 1: its tile would pass 48 KB.
-    constexpr int DEPTH = (V >= 8) ? 1 : 2;
+    // Each warp moves DEPTH micro-rows: DEPTH times the bytes in flight per thread, and output
+    // rows of 8 * DEPTH chunks (128 * DEPTH bytes). The tile (32 V rows x 8 DEPTH chunks) is
+    // dynamic shared memory: 32 KB for float32 at DEPTH 2, 64 KB for float16 (opt-in above 48 KB).
     constexpr int OUT_CHUNKS = 8 * DEPTH;
     constexpr int TR = 8 * V * DEPTH;
     constexpr int TC = 32 * V;
     union Chunk { uint4 u; T e[V]; };
-    __shared__ uint4 tile[TC][OUT_CHUNKS];
+    extern __shared__ uint4 smem[];
+    uint4 (*tile)[OUT_CHUNKS] = reinterpret_cast<uint4 (*)[OUT_CHUNKS]>(smem);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int r0 = blockIdx.y * TR, c0 = blockIdx.x * TC;
+    const bool vec_ok = (cols % V == 0) && (rows % V == 0);
+    Chunk in_c[DEPTH][V];
+    const int col = c0 + V * lane;
+#pragma unroll
+    for (int d = 0; d < DEPTH; ++d) {
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            const int r = r0 + V * (warp + 8 * d) + i;
+            if (vec_ok && r < rows && col < cols) {
+                in_c[d][i].u = *reinterpret_cast<const uint4*>(in + (size_t)r * cols + col);
+            } else {
+#pragma unroll
+                for (int k = 0; k < V; ++k) {
+                    in_c[d][i].e[k] = (r < rows && col + k < cols) ? in[(size_t)r * cols + col + k] : T(0);
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int d = 0; d < DEPTH; ++d) {
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            Chunk o;
+#pragma unroll
+            for (int i = 0; i < V; ++i) o.e[i] = in_c[d][i].e[k];
+            tile[V * lane + k][(warp + 8 * d) ^ (lane & 7)] = o.u;
+        }
+    }
+    __syncthreads();
+    const int ch = threadIdx.x % OUT_CHUNKS;
+#pragma unroll
+    for (int p = 0; p < V * DEPTH; ++p) {
+        const int orow = threadIdx.x / OUT_CHUNKS + (256 / OUT_CHUNKS) * p;
+        Chunk o;
+        o.u = tile[orow][ch ^ ((orow / V) & 7)];
+        const int gr = c0 + orow, gc = r0 + V * ch;
+        if (vec_ok && gr < cols && gc < rows) {
+            *reinterpret_cast<uint4*>(out + (size_t)gr * rows + gc) = o.u;
+        } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                if (gr < cols && gc + k < rows) out[(size_t)gr * rows + gc + k] = o.e[k];
+            }
+        }
+    }
+}
+// end stage
+
+// stage: vec_colwalk
+template <typename T, int DEPTH = 2>
+__global__ void __launch_bounds__(256) transpose_vec_colwalk(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    constexpr int V = 16 / sizeof(T);
+    // Each warp moves DEPTH micro-rows: DEPTH times the bytes in flight per thread, and output
+    // rows of 8 * DEPTH chunks (128 * DEPTH bytes). The tile (32 V rows x 8 DEPTH chunks) is
+    // dynamic shared memory: 32 KB for float32 at DEPTH 2, 64 KB for float16 (opt-in above 48 KB).
+    constexpr int OUT_CHUNKS = 8 * DEPTH;
+    constexpr int TR = 8 * V * DEPTH;
+    constexpr int TC = 32 * V;
+    union Chunk { uint4 u; T e[V]; };
+    extern __shared__ uint4 smem[];
+    uint4 (*tile)[OUT_CHUNKS] = reinterpret_cast<uint4 (*)[OUT_CHUNKS]>(smem);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    // blockIdx.x walks down the input (tile rows), so the blocks that run together write
+    // neighbouring 256-byte segments of the same output rows instead of scattered ones.
+    const int r0 = blockIdx.x * TR, c0 = blockIdx.y * TC;
     const bool vec_ok = (cols % V == 0) && (rows % V == 0);
     Chunk in_c[DEPTH][V];
     const int col = c0 + V * lane;

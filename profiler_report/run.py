@@ -89,15 +89,26 @@ def compile_module(manifest: Manifest, dtype: str, extra_options: tuple[str, ...
     return module, names
 
 
+#: Micro-rows per warp of ``transpose_vec_deep`` (its DEPTH template default).
+VEC_DEEP_DEPTH = 2
+
+
+def dynamic_smem_bytes(stage: Stage, dtype: str) -> int:
+    """Dynamic shared memory of a launch: the vec_deep tile, 32 V rows x 8 DEPTH 16-byte chunks."""
+    if stage.launch not in ("vec_deep", "vec_colwalk"):
+        return 0
+    return 32 * (16 // ITEMSIZE[dtype]) * 8 * VEC_DEEP_DEPTH * 16
+
+
 def launch_shape(stage: Stage, rows: int, cols: int, dtype: str, tile: int = 32) -> tuple[tuple, tuple]:
     """(grid, block) of a stage's launch for a ``rows x cols`` input."""
     if stage.launch == "vec":
         v = 16 // ITEMSIZE[dtype]
         return ((cols + 32 * v - 1) // (32 * v), (rows + 8 * v - 1) // (8 * v)), (256,)
-    if stage.launch == "vec_deep":
-        v = 16 // ITEMSIZE[dtype]
-        depth = 1 if v >= 8 else 2
-        return ((cols + 32 * v - 1) // (32 * v), (rows + 8 * v * depth - 1) // (8 * v * depth)), (256,)
+    if stage.launch in ("vec_deep", "vec_colwalk"):
+        v, depth = 16 // ITEMSIZE[dtype], VEC_DEEP_DEPTH
+        gx, gy = (cols + 32 * v - 1) // (32 * v), (rows + 8 * v * depth - 1) // (8 * v * depth)
+        return ((gx, gy) if stage.launch == "vec_deep" else (gy, gx)), (256,)
     if stage.launch == "copy_vec":
         return (4 * 132 * 8,), (256,)
     return ((cols + tile - 1) // tile, (rows + tile - 1) // tile), (32, 8)
@@ -117,7 +128,10 @@ class Kernels:
 
         fn = self.module.get_function(self.names[stage.kernel])
         grid, block = launch_shape(stage, rows, cols, self.dtype, self.tile)
-        fn(grid, block, (src, dst, np.int32(rows), np.int32(cols)))
+        smem = dynamic_smem_bytes(stage, self.dtype)
+        if smem > 48 * 1024:  # above 48 KB the kernel must opt in
+            fn.max_dynamic_shared_size_bytes = smem
+        fn(grid, block, (src, dst, np.int32(rows), np.int32(cols)), shared_mem=smem)
 
 
 @dataclass
