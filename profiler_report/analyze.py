@@ -82,6 +82,16 @@ HEADLINE: tuple[Column, ...] = (
 )
 HEADLINE_BY_NAME = {c.name: c for c in HEADLINE}
 
+#: Excessive shared wavefronts by side, from per-instruction values (.ncu-rep only; NaN for CSV).
+BY_SIDE_COLUMNS: tuple[Column, ...] = (
+    _c("shared_excessive_wavefronts_ld", "wavefront", "derived__memory_l1_wavefronts_shared_excessive summed over "
+       "the load instructions (LDS*) of the per-instruction (source) values; .ncu-rep only", "lower",
+       "excessive shared wavefronts, load side"),
+    _c("shared_excessive_wavefronts_st", "wavefront", "derived__memory_l1_wavefronts_shared_excessive summed over "
+       "the store instructions (STS*, LDGSTS) of the per-instruction (source) values; .ncu-rep only", "lower",
+       "excessive shared wavefronts, store side"),
+)
+
 #: Event-timing columns added when timings are available (live runs).
 TIMING_COLUMNS: tuple[Column, ...] = (
     _c("event_median_us", "us", "CUDA events: median of N launches (warm, buffers rotated)", "lower",
@@ -261,8 +271,27 @@ def summarize(capture: Capture, stages: pd.DataFrame) -> pd.DataFrame:
         stalls = stall_reasons(values)
         top = ", ".join(f"{k} {v:.1f}" for k, v in list(stalls.items())[:3])
         rows.append({"stage": st.stage, "role": st.role, "kernel": st.kernel, "launch_id": st.launch_id,
-                     "grid": st.grid, "block": st.block, **headline_row(values), "top_stalls": top})
+                     "grid": st.grid, "block": st.block, **headline_row(values),
+                     **excessive_by_side(capture.source, st.launch_id), "top_stalls": top})
     return pd.DataFrame(rows)
+
+
+def excessive_by_side(source: pd.DataFrame, launch_id: int) -> dict[str, float]:
+    """Excessive shared wavefronts of one launch split into the load and the store side.
+
+    Sums the per-instruction values of ``derived__memory_l1_wavefronts_shared_excessive`` over
+    the instructions whose SASS is a shared load (LDS*) or store (STS*, LDGSTS); NaN when the
+    capture has no per-instruction values (CSV exports, or the metric was not collected).
+    """
+    out = {"shared_excessive_wavefronts_ld": math.nan, "shared_excessive_wavefronts_st": math.nan}
+    if source is None or source.empty:
+        return out
+    sub = source[(source["launch_id"] == launch_id) & source["shared_excessive_wavefronts"].notna()]
+    if sub.empty:
+        return out
+    for side, key in (("load", "shared_excessive_wavefronts_ld"), ("store", "shared_excessive_wavefronts_st")):
+        out[key] = float(sub.loc[sub["side"] == side, "shared_excessive_wavefronts"].sum())
+    return out
 
 
 def stall_table(capture: Capture, stages: pd.DataFrame) -> pd.DataFrame:

@@ -80,12 +80,16 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--ncu", "ncu_path", default=None, help="Path of ncu (default: PATH, then the usual install folders).")
 @click.option("--ncu-timeout", default=600.0, show_default=True, help="Seconds before ncu is stopped.")
 @click.option("--no-counters", is_flag=True, help="Skip ncu: validate and event-time only.")
+@click.option("--peers/--no-peers", default=True, show_default=True,
+              help="Also time cupy, cuBLAS, torch, Triton and JAX transposes at the same size (bench.json).")
+@click.option("--sweep", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Include a `profiler-report bench` JSON (size/dtype sweep) in the report.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Report folder (default: reports/<gpu>-<yyyymmdd>).")
 @click.pass_context
 def run(ctx: click.Context, rows: int, cols: int, dtype: str, profile_rows: int | None, profile_cols: int | None,
         repeats: int, stages: str, clock_control: str, ncu_path: str | None, ncu_timeout: float,
-        no_counters: bool, out: Path | None) -> None:
+        no_counters: bool, peers: bool, sweep: Path | None, out: Path | None) -> None:
     """Validate, time and profile every stage on this GPU, then render the report."""
     from .config import RunConfig
     from .driver import StepTimer, live_run, log
@@ -108,9 +112,10 @@ def run(ctx: click.Context, rows: int, cols: int, dtype: str, profile_rows: int 
             render_timings_only(folder)
 
     try:
-        live_run(cfg, out, render=render, timer=timer)
+        live_run(cfg, out, render=render, timer=timer, peers=peers, sweep=sweep)
     finally:
-        log(timer.table())
+        if timer.steps:  # nothing ran when an error came first: keep its one line alone
+            log(timer.table())
     click.echo(f"report: {out / 'index.html'}")
 
 
@@ -122,13 +127,21 @@ def run(ctx: click.Context, rows: int, cols: int, dtype: str, profile_rows: int 
 @click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX",
               help="Name a stage: launches whose kernel name or NVTX range matches REGEX. Repeatable; "
                    "without it every launch is a stage, in launch order.")
-def render(capture: Path, out: Path | None, stage_opts: tuple[str, ...]) -> None:
+@click.option("--baseline", type=click.Path(path_type=Path), default=None,
+              help="An earlier capture: add a per-stage comparison with it to the report.")
+def render(capture: Path, out: Path | None, stage_opts: tuple[str, ...], baseline: Path | None) -> None:
     """Render the staged HTML report from an existing capture (no GPU needed)."""
     from .report import render_capture
 
     labels = parse_stage_labels(stage_opts)
     out = out or capture.parent / "rendered"
-    _, files = render_capture(capture, out, labels=labels or None)
+    if baseline is not None:
+        from .check import render_with_baseline
+
+        files, diffs = render_with_baseline(capture, out, baseline, labels=labels or None)
+        _warn_not_comparable(baseline, capture, diffs)
+    else:
+        _, files = render_capture(capture, out, labels=labels or None)
     for f in files:
         click.echo(f"wrote {f}")
 
@@ -154,6 +167,124 @@ def summary(capture: Path, fmt: str, stage_opts: tuple[str, ...]) -> None:
         click.echo(json.dumps(json.loads(table.to_json(orient="records")), indent=2))
 
 
+@main.command(epilog=EXIT_CODES)
+@click.option("--out", type=click.Path(path_type=Path), default=Path("bench.json"), show_default=True,
+              help="JSON file for the results (render picks up bench.json beside a capture).")
+@click.option("--quick", is_flag=True, help="Only 8192x8192 float32 with peers; no sweep.")
+@click.option("--repeats", default=30, show_default=True, help="Event-timed launches per entry (>= 20).")
+def bench(out: Path, quick: bool, repeats: int) -> None:
+    """Time every stage against memcpy, copy kernels and peer libraries; sweep sizes and dtypes (GPU)."""
+    from .bench import as_json, run_all, table
+    from .config import RunConfig, load_manifest
+    from .driver import provenance, write_json
+
+    if repeats < 20:
+        raise InputError(f"--repeats must be at least 20, got {repeats}")
+    rows = run_all(load_manifest(), quick=quick, repeats=repeats)
+    click.echo(table(rows))
+    prov = provenance(RunConfig(counters=False), None, [])
+    prov["mode"] = "live run"
+    write_json(out, as_json(rows, prov))
+    click.echo(f"wrote {out}")
+
+
+def _warn_not_comparable(old: Path, new: Path, diffs: list[str]) -> None:
+    if diffs:
+        click.echo(f"warning: {old} and {new} are not comparable: {'; '.join(diffs)} (--strict refuses)", err=True)
+
+
+@main.command(epilog=EXIT_CODES)
+@click.argument("capture", type=click.Path(path_type=Path))
+@click.option("--thresholds", "thresholds_path", type=click.Path(path_type=Path), default=None,
+              help="Thresholds file (default: ./thresholds.toml).")
+@click.option("--baseline", type=click.Path(path_type=Path), default=None,
+              help="An earlier capture, for rules relative to 'baseline'.")
+@click.option("--missing", type=click.Choice(["fail", "warn"]), default="fail", show_default=True,
+              help="Whether a rule whose metric is not measured fails the check or only warns.")
+@click.option("--junit", type=click.Path(path_type=Path), default=None,
+              help="Also write JUnit XML here (one test case per rule and stage).")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON instead of a table.")
+@click.option("--strict", is_flag=True, help="Exit 2 when CAPTURE and --baseline are not comparable.")
+@click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX", help="As for render.")
+def check(capture: Path, thresholds_path: Path | None, baseline: Path | None, missing: str, junit: Path | None,
+          as_json: bool, strict: bool, stage_opts: tuple[str, ...]) -> None:
+    """Gate CAPTURE on a thresholds file: exit 0 all rules pass, 1 any fails, 2 bad input."""
+    from . import check as gate
+
+    thresholds = gate.load_thresholds(thresholds_path)
+    labels = parse_stage_labels(stage_opts) or None
+    run = gate.load_run(capture, labels)
+    base = gate.load_run(baseline, labels) if baseline is not None else None
+    diffs = gate.require_comparable(base, run, strict) if base is not None else []
+    if base is not None:
+        _warn_not_comparable(baseline, capture, diffs)
+    results = gate.check_run(thresholds, run, base)
+    code = gate.exit_code(results, missing)
+    meta = {"capture": str(capture), "thresholds": thresholds.path, "baseline": str(baseline) if baseline else None}
+    if junit is not None:
+        gate.write_junit(junit, results, missing, {k: str(v) for k, v in meta.items() if v})
+    if as_json:
+        click.echo(json.dumps(gate.results_json(results, **meta, missing=missing, not_comparable=diffs,
+                                                run=gate.run_identity(run.capture, run.provenance),
+                                                exit_code=code), indent=2))
+    else:
+        click.echo(gate.results_table(results))
+        click.echo("\n".join(gate.results_summary(results, missing)))
+    if code:
+        sys.exit(code)
+
+
+@main.command(epilog=EXIT_CODES)
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@click.option("--tolerance", default=0.05, show_default=True, type=click.FloatRange(min=0),
+              help="Relative change beyond which a count or ratio is flagged.")
+@click.option("--all", "show_all", is_flag=True, help="List every compared metric, not only flagged ones.")
+@click.option("--format", "fmt", default="text", show_default=True, type=click.Choice(["text", "csv", "json"]))
+@click.option("--strict", is_flag=True, help="Exit 2 when OLD and NEW are not comparable.")
+@click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX", help="As for render.")
+def diff(old: Path, new: Path, tolerance: float, show_all: bool, fmt: str, strict: bool,
+         stage_opts: tuple[str, ...]) -> None:
+    """Per stage, each headline metric of OLD and NEW, the change, and a flag beyond --tolerance."""
+    from .check import diff_summaries, diff_table, load_run, require_comparable
+
+    labels = parse_stage_labels(stage_opts) or None
+    a, b = load_run(old, labels), load_run(new, labels)
+    diffs = require_comparable(a, b, strict)
+    _warn_not_comparable(old, new, diffs)
+    frame = diff_summaries(a.summary, b.summary, tolerance)
+    if fmt == "csv":
+        click.echo(frame.to_csv(index=False), nl=False)
+        return
+    if fmt == "json":
+        click.echo(json.dumps({"old": str(old), "new": str(new), "tolerance": tolerance, "not_comparable": diffs,
+                               "rows": json.loads(frame.to_json(orient="records"))}, indent=2))
+        return
+    flagged = frame[frame["flagged"]]
+    if show_all or len(flagged):
+        click.echo(diff_table(frame, flagged_only=not show_all))
+    click.echo(f"diff: {len(flagged)} of {len(frame)} compared values flagged beyond {tolerance:.0%}"
+               + ("" if show_all else " (--all lists every one)"))
+
+
+@main.command(epilog=EXIT_CODES)
+@click.option("--probe", is_flag=True, help="Profile a tiny kernel with ncu to test counter permission for sure.")
+def doctor(probe: bool) -> None:
+    """Check GPU, driver, ncu, counter permission and Python packages; say what to fix.
+
+    Exits 0 when a live run can work, else with the exit code of the first blocking problem.
+    """
+    from .doctor import diagnose, exit_code, summary_line
+
+    checks = diagnose(probe=probe)
+    for c in checks:
+        click.echo(c.line())
+    click.echo(summary_line(checks))
+    code = exit_code(checks)
+    if code:
+        sys.exit(code)
+
+
 def entry() -> None:
     """Console-script entry: run the CLI, turning known errors into one line and an exit code."""
     debug = "--debug" in sys.argv[1:]
@@ -164,8 +295,8 @@ def entry() -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(2)
-    except click.exceptions.Abort:
-        click.echo("interrupted", err=True)
+    except click.exceptions.Abort:  # click's form of KeyboardInterrupt
+        click.echo("interrupted: earlier reports are untouched", err=True)
         sys.exit(130)
     except ProfilerReportError as exc:
         if debug:

@@ -23,6 +23,7 @@ from typing import Any
 from . import profile as prof
 from . import run as gpu
 from .config import Manifest, RunConfig, load_manifest
+from .doctor import counters_off_reason
 from .errors import KernelIncorrectError
 
 
@@ -132,6 +133,7 @@ def provenance(cfg: RunConfig, ncu: str | None, stages: list[str]) -> dict[str, 
         "ncu": ncu or "not used",
         "ncu_version": prof.ncu_version(ncu) if ncu else "not used",
         "section_set": "full" if cfg.counters else "none (--no-counters)",
+        "counters": "collected" if cfg.counters else f"unavailable ({counters_off_reason()})",
         "clock_control": cfg.clock_control if cfg.counters else "n/a (no profiler)",
         "cache_control": "all (ncu default: caches flushed before each replay pass)" if cfg.counters else "n/a",
         "rows": cfg.rows,
@@ -146,11 +148,14 @@ def provenance(cfg: RunConfig, ncu: str | None, stages: list[str]) -> dict[str, 
 
 
 def live_run(cfg: RunConfig, dest: Path, manifest: Manifest | None = None,
-             render: Callable[[Path], Any] | None = None, timer: StepTimer | None = None) -> LiveResult:
+             render: Callable[[Path], Any] | None = None, timer: StepTimer | None = None,
+             peers: bool = False, sweep: Path | None = None) -> LiveResult:
     """Validate, time and profile every stage; write the report folder ``dest`` atomically.
 
-    Files: validation.json, timings.json, provenance.json, profile.ncu-rep (+ ncu.log), then
-    whatever ``render(folder)`` writes (index.html, summary.csv/json).
+    Files: validation.json, timings.json, provenance.json, profile.ncu-rep (+ ncu.log), bench.json
+    (``peers``: stages against peer libraries at the timing size), sweep.json (a copy of ``sweep``,
+    an earlier ``profiler-report bench`` result), then whatever ``render(folder)`` writes
+    (index.html, summary.csv/json).
 
     Raises:
         NoGpuError, NcuNotFoundError, CounterPermissionError, NoKernelProfiledError,
@@ -161,6 +166,7 @@ def live_run(cfg: RunConfig, dest: Path, manifest: Manifest | None = None,
     timer = timer or StepTimer()
     stages = [manifest.stage(s) for s in cfg.stages] if cfg.stages else list(manifest.stages)
     ncu = prof.find_ncu(cfg.ncu) if cfg.counters else None
+    gpu.import_cupy()  # no GPU or CuPy: fail before any output, with one line
     prow, pcol = cfg.profile_rows or cfg.rows, cfg.profile_cols or cfg.cols
     with atomic_dir(dest) as out:
         with timer.step("build"):
@@ -181,6 +187,14 @@ def live_run(cfg: RunConfig, dest: Path, manifest: Manifest | None = None,
         write_json(out / "timings.json", {"provenance": prov, "timings": gpu.asdicts(timings)})
         write_json(out / "provenance.json", prov)
         del kernels, module
+        if peers:
+            with timer.step("peers"):
+                from .bench import as_json, bench_size
+
+                rows = bench_size(manifest, cfg.rows, cfg.cols, cfg.dtype, repeats=cfg.repeats, stages=good)
+                write_json(out / "bench.json", as_json(rows, prov))
+        if sweep is not None:
+            shutil.copyfile(sweep, out / "sweep.json")
         if ncu and good:
             with timer.step("profile"):
                 profiled = [*good, manifest.ceiling]

@@ -79,7 +79,7 @@ class NcuFailedError(ProfilerReportError):
 
 class NcuTimeoutError(ProfilerReportError):
     exit_code = 7
-    default_hint = "raise --ncu-timeout, or profile a smaller matrix with --rows/--cols"
+    default_hint = "raise --ncu-timeout, or profile a smaller matrix with --profile-rows/--profile-cols"
 
 
 class NoGpuError(ProfilerReportError):

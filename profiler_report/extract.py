@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import glob
 import importlib
+import importlib.metadata
 import io
 import math
 import re
@@ -38,6 +39,20 @@ METRIC_COLUMNS = [
     "metric",          # str: Nsight Compute metric name
     "value",           # float: value in `unit`
     "unit",            # str: base unit after conversion ("byte", "nsecond", "" for counts, ...)
+]
+
+#: Columns of :attr:`Capture.source`: one row per (launch, SASS instruction) that executed.
+SOURCE_COLUMNS = [
+    "launch_id",        # int
+    "pc_offset",        # int: byte offset of the instruction from the launch's first sampled PC
+    "sass",             # str: the SASS instruction (ncu_report sass_by_pc)
+    "side",             # str: "load" (LDS*), "store" (STS*), "other shared" (ATOMS...) or "" (not shared)
+    "file",             # str: CUDA source file from line information, "" when built without -lineinfo
+    "line",             # int: source line, 0 when there is no line information
+    "inst_executed",    # float: warp-level instructions executed (ncu metric inst_executed)
+    "shared_wavefronts",            # float: memory_l1_wavefronts_shared at this instruction
+    "shared_ideal_wavefronts",      # float: memory_l1_wavefronts_shared_ideal
+    "shared_excessive_wavefronts",  # float: derived__memory_l1_wavefronts_shared_excessive
 ]
 
 #: Columns of :attr:`Capture.rules`: Nsight Compute guided-analysis rule results.
@@ -90,13 +105,16 @@ def normalize_unit(value: float, unit: str) -> tuple[float, str]:
     return value * scale, num
 
 
-_SHORT = re.compile(r"^(?:void\s+)?([A-Za-z_][\w:]*)")
+_SHORT = re.compile(r"^(?:void\s+)?([A-Za-z_\x00][\w:\x00]*)")
+_ANON = "(anonymous namespace)"
 
 
 def short_kernel_name(name: str) -> str:
-    """``void ns::transpose_naive<float>(const float *, ...)`` -> ``ns::transpose_naive``."""
-    m = _SHORT.match(name.strip())
-    return m.group(1) if m else name.strip()
+    """``void ns::transpose_naive<float>(const float *, ...)`` -> ``ns::transpose_naive``;
+    ``void (anonymous namespace)::k<T<(int)3>>(P)`` -> ``(anonymous namespace)::k``."""
+    text = name.strip()
+    m = _SHORT.match(text.replace(_ANON, "\x00"))
+    return m.group(1).replace("\x00", _ANON) if m else text
 
 
 @dataclass
@@ -106,9 +124,15 @@ class Capture:
     metrics: pd.DataFrame
     rules: pd.DataFrame
     path: Path
-    kind: str  # "ncu-rep" or "csv"
+    kind: str  # "ncu-rep", "csv" (raw page) or "csv-details" (details page)
     device: dict[str, Any] = field(default_factory=dict)
-    report_version: str = ""
+    report_version: str = ""  # version of the ncu_report library that read it ("" for CSV)
+    #: Per-instruction attribution (SOURCE_COLUMNS), .ncu-rep only; empty for CSV exports.
+    source: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=SOURCE_COLUMNS))
+    #: Source files the capture names, path -> text ("" when ncu could not import the file).
+    source_files: dict[str, str] = field(default_factory=dict)
+    #: Facts worth a note in the report (several processes or devices in one file, ...).
+    notes: list[str] = field(default_factory=list)
 
     def launches(self) -> pd.DataFrame:
         """One row per launch: launch_id, kernel, demangled, nvtx_range, grid, block."""
@@ -237,18 +261,37 @@ def _speedup_type(t: int) -> str:
     return {0: "unknown", 1: "local", 2: "global"}.get(int(t), str(t))
 
 
+#: First bytes of every ``.ncu-rep``; a little-endian uint16 format version follows.
+NCU_REP_MAGIC = b"NVR\x00"
+#: Report format version written by the ncu releases this tool is tested with (2025.x).
+NCU_REP_FORMAT = 2
+
+
+def ncu_rep_format(path: Path) -> int | None:
+    """The report format version in a ``.ncu-rep`` header; None when the file is not one."""
+    with path.open("rb") as fh:
+        head = fh.read(8)
+    if len(head) < 6 or not head.startswith(NCU_REP_MAGIC):
+        return None
+    return int.from_bytes(head[4:6], "little")
+
+
 def read_ncu_rep(path: str | Path) -> Capture:
     """Read every launch of a ``.ncu-rep`` into a :class:`Capture`.
 
     Metrics with a numeric value become rows (instanced values are left out: the aggregate is
-    kept). Guided-analysis rule results go to ``rules``.
+    kept). Guided-analysis rule results go to ``rules``; per-instruction values (``inst_executed``
+    and the shared-memory wavefront metrics, by PC) go to ``source``.
 
     Raises:
-        ReportUnreadableError: missing, empty, a directory, not a report, or from an ncu version
-            this ``ncu_report`` cannot read.
+        ReportUnreadableError: missing, empty, a directory, not a report (no ``NVR`` header),
+            truncated or corrupt, or from an ncu version this ``ncu_report`` cannot read.
     """
     path = Path(path)
     _check_file(path)
+    fmt = ncu_rep_format(path)
+    if fmt is None:
+        raise ReportUnreadableError(f"{path} is not an Nsight Compute report (no NVR header)")
     ncu_report = import_ncu_report()
     try:
         ctx = ncu_report.load_report(str(path))
@@ -259,6 +302,8 @@ def read_ncu_rep(path: str | Path) -> Capture:
         ) from exc
     rows: list[dict[str, Any]] = []
     rules: list[dict[str, Any]] = []
+    source: list[dict[str, Any]] = []
+    files: dict[str, str] = {}
     device: dict[str, Any] = {}
     launch_id = 0
     for ri in range(ctx.num_ranges()):
@@ -267,18 +312,43 @@ def read_ncu_rep(path: str | Path) -> Capture:
             action = rng.action_by_idx(ai)
             rows.extend(_action_rows(action, launch_id))
             rules.extend(_rules(action, launch_id))
+            if launch_id < SOURCE_LAUNCHES:  # disassembly costs ~0.1-0.4 s per launch
+                source.extend(source_rows(action, launch_id))
+            files.update(_source_files(action))
             if not device:
                 device = _device(action)
             launch_id += 1
     if not rows:
-        raise ReportUnreadableError(f"{path} holds no profiled kernel launch", "re-profile; check ncu's filters")
+        raise _no_launch_error(path, fmt, ncu_report)
+    notes = [f"Per-instruction attribution was read for the first {SOURCE_LAUNCHES} of {launch_id} launches only."] \
+        if launch_id > SOURCE_LAUNCHES else []
     metrics = dedupe_metrics(pd.DataFrame(rows, columns=METRIC_COLUMNS))
     version = ""
     try:
         version = str(ctx.get_version())
     except Exception:
         pass
-    return Capture(metrics, pd.DataFrame(rules, columns=RULE_COLUMNS), path, "ncu-rep", device, version)
+    return Capture(metrics, pd.DataFrame(rules, columns=RULE_COLUMNS), path, "ncu-rep", device, version,
+                   pd.DataFrame(source, columns=SOURCE_COLUMNS), files, notes)
+
+
+def _no_launch_error(path: Path, fmt: int, ncu_report: Any) -> ReportUnreadableError:
+    """Why a report with an NVR header yields no launch: another format version, else truncation."""
+    try:
+        lib = importlib.metadata.version("ncu-report")
+    except importlib.metadata.PackageNotFoundError:  # the copy bundled with an ncu install
+        lib = getattr(ncu_report, "__version__", "(bundled)")
+    if fmt != NCU_REP_FORMAT:
+        return ReportUnreadableError(
+            f"{path} uses report format version {fmt}, which ncu_report {lib} read no kernel launch from "
+            f"(ncu 2025.x writes format {NCU_REP_FORMAT}): it was written by a much newer or older ncu",
+            "open it with the ncu that wrote it and export a raw CSV (`ncu --import R --csv --page raw`), "
+            "or install the matching `pip install ncu-report==<that ncu version>`",
+        )
+    return ReportUnreadableError(
+        f"{path} holds no readable kernel launch: the file is truncated or corrupt, or ncu profiled nothing",
+        "re-copy or re-export the capture; check ncu's filters matched a kernel",
+    )
 
 
 def _action_rows(action: Any, launch_id: int) -> list[dict[str, Any]]:
@@ -295,8 +365,8 @@ def _action_rows(action: Any, launch_id: int) -> list[dict[str, Any]]:
     for name in action.metric_names():
         m = action.metric_by_name(name)
         v = _metric_value(m)
-        if v is None:
-            continue
+        if v is None or math.isnan(v):
+            continue  # missing stays missing, never 0
         value, unit = normalize_unit(v, m.unit())
         rows.append({**base, "metric": name, "value": value, "unit": unit})
     return rows
@@ -376,35 +446,96 @@ def _find_header(records: list[list[str]]) -> int:
 
 
 def parse_csv_text(text: str, path: Path = Path("<csv>")) -> Capture:
-    """Parse the text of a raw-page CSV export; see :func:`read_csv`."""
-    try:
-        records = list(csv.reader(io.StringIO(text)))
-    except csv.Error as exc:
-        raise ReportUnreadableError(f"{path} is not valid CSV ({exc})") from exc
+    """Parse the text of a CSV export; see :func:`read_csv`.
+
+    The raw page (``--page raw``: one row per launch, one column per metric) and the details page
+    (``--page details``: one row per launch and section metric, see :func:`parse_details_records`)
+    are told apart by their header.
+
+    Raises:
+        ReportUnreadableError: no ncu header, or no kernel row parses. Never anything else.
+    """
+    records = _csv_records(text, path)
     h = _find_header(records)
     if h < 0:
-        raise ReportUnreadableError(f"{path} has no ncu raw-page header (no 'ID' and 'Kernel Name' columns)",
+        raise ReportUnreadableError(f"{path} has no ncu CSV header (no 'ID' and 'Kernel Name' columns)",
                                     "export with `ncu --import R.ncu-rep --csv --page raw > R.csv`")
     header = records[h]
+    if is_details_header(header):
+        return parse_details_records(records, h, path)
     body = records[h + 1:]
     units: list[str] = [""] * len(header)
     if body and _is_units_row(body[0], header):
         units = (body[0] + [""] * len(header))[: len(header)]
         body = body[1:]
     col = {name: i for i, name in reversed(list(enumerate(header)))}  # first occurrence wins
-    rows: list[dict[str, Any]] = []
+    keys = _LaunchKeys()
+    pending = []
     for rec in body:
-        if len(rec) < len(header) // 2 or not rec[col["ID"]].strip():
-            continue
-        try:
-            launch_id = int(parse_number(rec[col["ID"]]))
-        except (ValueError, OverflowError):
-            continue
-        rows.extend(_csv_row(rec, header, units, col, launch_id))
+        key = _launch_key(rec, col, len(header))
+        if key is not None:
+            keys.add(key)
+            pending.append((key, rec))
+    rows: list[dict[str, Any]] = []
+    for key, rec in pending:
+        rows.extend(_csv_row(rec, header, units, col, keys.resolve(key)))
     if not rows:
-        raise ReportUnreadableError(f"{path}: no kernel row could be parsed", "check the export is a raw page")
+        raise ReportUnreadableError(f"{path}: no kernel row could be parsed",
+                                    "check the file is an unedited `ncu --csv --page raw` export")
     metrics = dedupe_metrics(pd.DataFrame(rows, columns=METRIC_COLUMNS))
-    return Capture(metrics, pd.DataFrame(columns=RULE_COLUMNS), path, "csv", _csv_device(records, h, col))
+    return Capture(metrics, pd.DataFrame(columns=RULE_COLUMNS), path, "csv", _csv_device(records, h, col),
+                   notes=keys.notes())
+
+
+def _csv_records(text: str, path: Path) -> list[list[str]]:
+    try:
+        return list(csv.reader(io.StringIO(text)))
+    except csv.Error as exc:
+        raise ReportUnreadableError(f"{path} is not valid CSV ({exc})") from exc
+
+
+def _launch_key(rec: list[str], col: dict[str, int], width: int) -> tuple[int, str, str] | None:
+    """(ncu ID, process, device) of a kernel row; None for rows that are not one (units, repeats)."""
+    id_cell = _cell(rec, col, "ID")
+    if len(rec) < width // 2 or not id_cell:
+        return None
+    try:
+        raw_id = int(parse_number(id_cell))
+    except (ValueError, OverflowError):
+        return None
+    process = " ".join(filter(None, (_cell(rec, col, "Process ID"), _cell(rec, col, "Process Name"))))
+    return raw_id, process, _cell(rec, col, "Device")
+
+
+class _LaunchKeys:
+    """Launch ids of a CSV: ncu's ID, unless the file repeats an ID for another process or device
+    (exports joined together), in which case launches are numbered in file order."""
+
+    def __init__(self) -> None:
+        self.order: dict[tuple[int, str, str], int] = {}
+
+    def add(self, key: tuple[int, str, str]) -> None:
+        self.order.setdefault(key, len(self.order))
+
+    def resolve(self, key: tuple[int, str, str]) -> int:
+        """The launch id of ``key``, once every row has been added."""
+        return key[0] if self.unique() else self.order[key]
+
+    def unique(self) -> bool:
+        ids = [k[0] for k in self.order]
+        return len(set(ids)) == len(ids)
+
+    def notes(self) -> list[str]:
+        processes = sorted({k[1] for k in self.order if k[1]})
+        devices = sorted({k[2] for k in self.order if k[2]})
+        out = []
+        if len(processes) > 1:
+            out.append(f"This capture holds launches from {len(processes)} processes ({', '.join(processes)}).")
+        if len(devices) > 1:
+            out.append(f"This capture holds launches on {len(devices)} devices ({', '.join(devices)}).")
+        if not self.unique():
+            out.append("Launch IDs repeat across processes or devices: launches are numbered in file order.")
+        return out
 
 
 def _is_units_row(rec: list[str], header: list[str]) -> bool:
@@ -432,8 +563,8 @@ def _csv_row(rec: list[str], header: list[str], units: list[str], col: dict[str,
     out = []
     seen: set[str] = set()
     for i, name in enumerate(header):
-        if name in CSV_ID_COLUMNS or i >= len(rec) or "Domain:" in name or not name.strip():
-            continue
+        if name in CSV_ID_COLUMNS or i >= len(rec) or not _METRIC_NAME.match(name):
+            continue  # ncu metric names have no spaces; other columns describe the launch
         metric = name
         if metric in seen:
             continue
@@ -458,6 +589,7 @@ def plain_metric(name: str) -> str:
     return name
 
 
+_METRIC_NAME = re.compile(r"^[A-Za-z_][\w.:]*$")
 _NVTX_FIELD = re.compile(r'"([^"]*)"')
 
 
@@ -485,13 +617,254 @@ def _csv_device(records: list[list[str]], h: int, col: dict[str, int]) -> dict[s
 
 
 def read_capture(path: str | Path) -> Capture:
-    """Read a ``.ncu-rep`` or a raw-page ``.csv`` export, chosen by the file's suffix/content."""
+    """Read a ``.ncu-rep``, or a raw-page or details-page CSV export, chosen by the file's content.
+
+    Raises:
+        ReportUnreadableError: see :func:`read_ncu_rep` and :func:`read_csv`.
+    """
     path = Path(path)
-    if path.suffix.lower() == ".csv":
-        return read_csv(path)
     _check_file(path)
+    if ncu_rep_format(path) is not None:
+        return read_ncu_rep(path)
     with path.open("rb") as fh:
-        head = fh.read(64)
-    if head.lstrip().startswith((b'"ID"', b"ID,", b'"==PROF==')):
+        head = fh.read(4096)
+    if path.suffix.lower() == ".csv" or _looks_like_csv(head):
         return read_csv(path)
-    return read_ncu_rep(path)
+    return read_ncu_rep(path)  # raises "not an Nsight Compute report"
+
+
+def _looks_like_csv(head: bytes) -> bool:
+    text = head.lstrip(b"\xef\xbb\xbf").lstrip()
+    return text.startswith((b'"ID"', b"ID,", b'"==PROF==', b"==PROF==")) or b'"Kernel Name"' in text
+
+
+# ---------------------------------------------------------------------------------------------
+# Details-page CSV exports (ncu --import R --csv --page details)
+
+#: Columns of :func:`details_table`: one row per (launch, section, metric) of the details page.
+DETAILS_COLUMNS = ["launch_id", "section", "name", "value", "unit"]
+
+#: Details-page entries that are an ncu metric under another name, keyed by (section, name);
+#: checked value by value against the .ncu-rep of tests/data/h200_f32_4096. The details page
+#: rounds to three or four significant digits, so these values are coarser than the raw page's.
+DETAILS_TO_METRIC = {
+    ("GPU Speed Of Light Throughput", "Duration"): "gpu__time_duration.sum",
+    ("GPU Speed Of Light Throughput", "Elapsed Cycles"): "gpc__cycles_elapsed.max",
+    ("GPU Speed Of Light Throughput", "DRAM Throughput"): "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    ("GPU Speed Of Light Throughput", "Memory Throughput"):
+        "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    ("GPU Speed Of Light Throughput", "Compute (SM) Throughput"): "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    ("Memory Workload Analysis", "Memory Throughput"): "dram__bytes.sum.per_second",
+    ("Occupancy", "Achieved Occupancy"): "sm__warps_active.avg.pct_of_peak_sustained_active",
+    ("Occupancy", "Theoretical Occupancy"): "sm__maximum_warps_per_active_cycle_pct",
+    ("Launch Statistics", "Registers Per Thread"): "launch__registers_per_thread",
+    ("Launch Statistics", "Static Shared Memory Per Block"): "launch__shared_mem_per_block_static",
+    ("Launch Statistics", "Dynamic Shared Memory Per Block"): "launch__shared_mem_per_block_dynamic",
+}
+_RULE_TYPES = {"OPT": "optimization", "WRN": "warning", "ERR": "error", "INF": "none", "OK": "ok"}
+
+
+def is_details_header(header: list[str]) -> bool:
+    """True for the details page: it has Section Name, Metric Name and Metric Value columns."""
+    return {"Section Name", "Metric Name", "Metric Value"} <= set(header)
+
+
+def details_key(section: str, name: str) -> str:
+    """Metric name of a details-page entry: its ncu metric when known, else ``section: name``,
+    so that 'Memory Throughput' of two sections stays two entries."""
+    return DETAILS_TO_METRIC.get((section, name), f"{section}: {name}")
+
+
+def parse_details_records(records: list[list[str]], h: int, path: Path) -> Capture:
+    """A :class:`Capture` from the records of a details-page export whose header is ``records[h]``.
+
+    Each (launch, section, metric) row becomes one metric (see :func:`details_key`), converted to
+    base units with its own ``Metric Unit`` (units rescale per kernel: Mbyte for one launch,
+    Gbyte for another). Rule rows (``Rule Name`` set) become ``rules``. Text values are skipped;
+    'n/a' and friends stay missing.
+
+    Raises:
+        ReportUnreadableError: no row parses.
+    """
+    header = records[h]
+    col = {name: i for i, name in reversed(list(enumerate(header)))}
+    keys = _LaunchKeys()
+    pending = []
+    for rec in records[h + 1:]:
+        key = _launch_key(rec, col, len(header))
+        if key is not None:
+            keys.add(key)
+            pending.append((key, rec))
+    rows: list[dict[str, Any]] = []
+    rules: list[dict[str, Any]] = []
+    for key, rec in pending:
+        launch_id = keys.resolve(key)
+        if _cell(rec, col, "Rule Name"):
+            rules.append(_details_rule(rec, col, launch_id))
+            continue
+        row = _details_metric(rec, col, launch_id)
+        if row is not None:
+            rows.append(row)
+    if not rows:
+        raise ReportUnreadableError(f"{path}: no metric row of the details page could be parsed",
+                                    "check the file is an unedited `ncu --csv --page details` export")
+    metrics = pd.DataFrame(rows, columns=METRIC_COLUMNS).drop_duplicates(["launch_id", "metric"])
+    metrics = metrics.sort_values(["launch_id", "metric"]).reset_index(drop=True)
+    return Capture(metrics, pd.DataFrame(rules, columns=RULE_COLUMNS), path, "csv-details",
+                   _csv_device(records, h, col), notes=keys.notes())
+
+
+def _launch_base(rec: list[str], col: dict[str, int], launch_id: int) -> dict[str, Any]:
+    demangled = _cell(rec, col, "Kernel Name")
+    header = [""] * (max(col.values()) + 1)
+    for name, i in col.items():
+        header[i] = name
+    return {"launch_id": launch_id, "kernel": short_kernel_name(demangled), "demangled": demangled,
+            "nvtx_range": _csv_nvtx(rec, header), "grid": _cell(rec, col, "Grid Size"),
+            "block": _cell(rec, col, "Block Size")}
+
+
+def _details_metric(rec: list[str], col: dict[str, int], launch_id: int) -> dict[str, Any] | None:
+    section, name = _cell(rec, col, "Section Name"), _cell(rec, col, "Metric Name")
+    if not name:
+        return None
+    try:
+        raw = parse_number(_cell(rec, col, "Metric Value"))
+    except ValueError:
+        return None  # a text value ("PolicySpread", "all")
+    if math.isnan(raw):
+        return None
+    value, unit = normalize_unit(raw, _cell(rec, col, "Metric Unit"))
+    return {**_launch_base(rec, col, launch_id), "metric": details_key(section, name), "value": value, "unit": unit}
+
+
+def _details_rule(rec: list[str], col: dict[str, int], launch_id: int) -> dict[str, Any]:
+    try:
+        speedup = parse_number(_cell(rec, col, "Estimated Speedup"))
+    except ValueError:
+        speedup = math.nan
+    rule_type = _cell(rec, col, "Rule Type")
+    return {"launch_id": launch_id, "rule": _cell(rec, col, "Rule Name"), "section": _cell(rec, col, "Section Name"),
+            "type": _RULE_TYPES.get(rule_type.upper(), rule_type.lower()), "title": _cell(rec, col, "Rule Name"),
+            "message": clean_rule_text(_cell(rec, col, "Rule Description")), "speedup_pct": speedup,
+            "speedup_type": _cell(rec, col, "Estimated Speedup Type")}
+
+
+def details_table(path: str | Path) -> pd.DataFrame:
+    """The metric rows of a details-page export as DETAILS_COLUMNS (section and name kept apart).
+
+    Raises:
+        ReportUnreadableError: not a readable details-page export.
+    """
+    path = Path(path)
+    _check_file(path)
+    try:
+        records = _csv_records(path.read_text(encoding="utf-8"), path)
+    except (UnicodeDecodeError, OSError) as exc:
+        raise ReportUnreadableError(f"{path} is not a text CSV export ({exc.__class__.__name__})") from exc
+    h = _find_header(records)
+    if h < 0 or not is_details_header(records[h]):
+        raise ReportUnreadableError(f"{path} is not a details-page export",
+                                    "export with `ncu --import R.ncu-rep --csv --page details > R.csv`")
+    header = records[h]
+    col = {name: i for i, name in reversed(list(enumerate(header)))}
+    out = []
+    for rec in records[h + 1:]:
+        key = _launch_key(rec, col, len(header))
+        if key is None or _cell(rec, col, "Rule Name") or not _cell(rec, col, "Metric Name"):
+            continue
+        try:
+            raw = parse_number(_cell(rec, col, "Metric Value"))
+        except ValueError:
+            continue
+        value, unit = normalize_unit(raw, _cell(rec, col, "Metric Unit"))
+        out.append({"launch_id": key[0], "section": _cell(rec, col, "Section Name"),
+                    "name": _cell(rec, col, "Metric Name"), "value": value, "unit": unit})
+    return pd.DataFrame(out, columns=DETAILS_COLUMNS)
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-instruction attribution (.ncu-rep only)
+
+#: SOURCE_COLUMNS value column -> the instanced ncu metric (one value per SASS PC) it comes from.
+_PER_PC_METRICS = {
+    "inst_executed": "inst_executed",
+    "shared_wavefronts": "memory_l1_wavefronts_shared",
+    "shared_ideal_wavefronts": "memory_l1_wavefronts_shared_ideal",
+    "shared_excessive_wavefronts": "derived__memory_l1_wavefronts_shared_excessive",
+}
+#: Instructions kept per launch besides every shared-memory one: the most executed.
+TOP_INSTRUCTIONS = 20
+#: Launches of a .ncu-rep whose per-instruction values are read (the first ones, in capture order).
+SOURCE_LAUNCHES = 100
+
+
+def _per_pc(action: Any, name: str) -> dict[int, float]:
+    """PC -> value of an instanced metric whose instances are correlated by PC; {} when absent."""
+    m = action.metric_by_name(name)
+    if m is None or not m.has_correlation_ids():
+        return {}
+    ids = m.correlation_ids()
+    out: dict[int, float] = {}
+    for i in range(m.num_instances()):
+        out[int(ids.as_uint64(i))] = float(m.as_double(i))
+    return out
+
+
+def shared_side(sass: str) -> str:
+    """'load' for LDS/LDSM, 'store' for STS and LDGSTS (it writes shared memory), else ''.
+
+    A leading predicate (``@!P0``) is skipped: ``@!P0 STS [R7], R8`` -> 'store'.
+    """
+    ops = [t for t in sass.split() if not t.startswith("@")]
+    op = ops[0].upper() if ops else ""
+    if op.startswith("LDGSTS") or op.startswith("STS"):
+        return "store"
+    if op.startswith("LDS"):
+        return "load"
+    return ""
+
+
+def source_rows(action: Any, launch_id: int) -> list[dict[str, Any]]:
+    """Per-instruction rows (SOURCE_COLUMNS) of one ncu_report action.
+
+    Every instruction with a shared-memory wavefront value is kept, plus the TOP_INSTRUCTIONS most
+    executed. ``file``/``line`` come from ``action.source_info(pc)``: empty/0 when the kernel was
+    built without line information (-lineinfo), and the report then attributes to SASS only.
+    Any failure of the ncu_report calls yields [] (the report notes that attribution is missing).
+    """
+    try:
+        values = {col: _per_pc(action, name) for col, name in _PER_PC_METRICS.items()}
+    except Exception:  # the SWIG layer raises bare RuntimeError on odd reports
+        return []
+    executed = values["inst_executed"]
+    shared_pcs = set(values["shared_wavefronts"]) | set(values["shared_excessive_wavefronts"])
+    top = sorted(executed, key=lambda pc: -executed[pc])[:TOP_INSTRUCTIONS]
+    pcs = sorted(shared_pcs | set(top))
+    if not pcs:
+        return []
+    base = min(executed) if executed else min(pcs)
+    rows = []
+    for pc in pcs:
+        try:
+            sass = str(action.sass_by_pc(pc) or "").strip()
+            info = action.source_info(pc)
+        except Exception:
+            sass, info = "", None
+        side = shared_side(sass)
+        if not side and pc in shared_pcs:
+            side = "other shared"
+        rows.append({
+            "launch_id": launch_id, "pc_offset": pc - base, "sass": sass, "side": side,
+            "file": str(info.file_name()) if info is not None else "",
+            "line": int(info.line()) if info is not None else 0,
+            **{col: values[col].get(pc, math.nan) for col in _PER_PC_METRICS},
+        })
+    return rows
+
+
+def _source_files(action: Any) -> dict[str, str]:
+    try:
+        return {str(k): str(v) for k, v in dict(action.source_files()).items()}
+    except Exception:
+        return {}

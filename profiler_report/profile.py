@@ -39,8 +39,11 @@ NCU_GLOBS = (
 )
 
 
-def find_ncu(explicit: str | None = None, env: dict[str, str] | None = None) -> str:
-    """Path of the ``ncu`` executable: ``explicit``, then $NCU, PATH, $CUDA_HOME/bin, usual folders.
+def find_ncu(explicit: str | None = None, env: dict[str, str] | None = None,
+             globs: Sequence[str] = NCU_GLOBS) -> str:
+    """Path of the ``ncu`` executable: ``explicit``, then $NCU, PATH, $CUDA_HOME/bin, ``globs``.
+
+    ``env`` defaults to the process environment; an ``env`` without PATH searches no PATH.
 
     Raises:
         NcuNotFoundError: none of them holds an executable ncu.
@@ -51,15 +54,17 @@ def find_ncu(explicit: str | None = None, env: dict[str, str] | None = None) -> 
             return explicit
         raise NcuNotFoundError(f"--ncu {explicit} is not an executable file")
     candidates = [env.get("NCU", "")]
-    candidates.append(shutil.which("ncu", path=env.get("PATH")) or "")
+    if env.get("PATH"):
+        candidates.append(shutil.which("ncu", path=env["PATH"]) or "")
     if env.get("CUDA_HOME"):
         candidates.append(os.path.join(env["CUDA_HOME"], "bin", "ncu"))
-    for pattern in NCU_GLOBS:
+    for pattern in globs:
         candidates.extend(sorted(glob.glob(pattern), reverse=True))
     for c in candidates:
         if c and os.path.isfile(c) and os.access(c, os.X_OK):
             return c
-    raise NcuNotFoundError("Nsight Compute (ncu) was not found on PATH or in " + ", ".join(NCU_GLOBS[:3]))
+    where = ", ".join(globs[:3]) or "no install folder"
+    raise NcuNotFoundError(f"Nsight Compute (ncu) was not found on PATH, $NCU, $CUDA_HOME/bin or in {where}")
 
 
 def ncu_version(ncu: str) -> str:
@@ -94,7 +99,20 @@ class NcuCommand:
         return cmd + self.extra + self.target
 
     def filter_text(self) -> str:
-        return " ".join(f"--nvtx-include {r}/" for r in self.ranges) or "(no filter)"
+        """The launch filters of this command as typed: NVTX ranges and ``extra`` kernel filters."""
+        parts = [f"--nvtx-include {r}/" for r in self.ranges]
+        args = list(self.extra)
+        for i, arg in enumerate(args):
+            if arg in _FILTER_OPTIONS and i + 1 < len(args):
+                parts.append(f"{arg} {args[i + 1]}")
+            elif arg.split("=", 1)[0] in _FILTER_OPTIONS and "=" in arg:
+                parts.append(arg)
+        return " ".join(parts) or "(no filter)"
+
+
+#: ncu options that select which launches are profiled (named when nothing matched).
+_FILTER_OPTIONS = {"-k", "--kernel-name", "--kernel-id", "--nvtx-include", "--nvtx-exclude", "-c",
+                   "--launch-count", "-s", "--launch-skip", "--kernel-name-base", "--devices"}
 
 
 _PROGRESS = re.compile(r'==PROF== Profiling "([^"]+)".*?(\d+) passes')
@@ -155,7 +173,9 @@ def run_ncu(cmd: NcuCommand, timeout_s: float, log: Callable[[str], None] | None
     reader.join(timeout=5)
     output = "\n".join(lines)
     if log_path is not None:
-        log_path.write_text(output + "\n")
+        tmp = log_path.with_name(log_path.name + ".tmp")
+        tmp.write_text(output + "\n")
+        os.replace(tmp, log_path)
     err = classify_failure(proc.returncode, output, cmd)
     if err is not None:
         raise err

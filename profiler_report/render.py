@@ -35,9 +35,12 @@ def pyplot() -> Any:
     before ncu_report's native library, reading metric units from a report segfaults (seen with
     ncu-report 2025.3.1 on CPython 3.11). Importing ncu_report first avoids it.
     """
+    from .errors import ProfilerReportError
+    from .extract import import_ncu_report
+
     try:
-        import ncu_report  # noqa: F401
-    except ImportError:
+        import_ncu_report()  # the PyPI package, or the copy bundled with ncu
+    except ProfilerReportError:
         pass
     import matplotlib
 
@@ -111,6 +114,12 @@ class StageSection:
     findings: list[dict[str, Any]]
     bandwidth_svg: str
     stall_svg: str
+    # Filled by annotate.annotate_stages: block/tile shape and conflict side beside the figure,
+    # warnings (metric traps), per-instruction attribution rows and how they were attributed.
+    conflict_context: str = ""
+    notes: list[str] = field(default_factory=list)
+    attribution: list[dict[str, Any]] = field(default_factory=list)
+    attribution_note: str = ""
 
 
 @dataclass
@@ -128,6 +137,12 @@ class Page:
     validation: list[dict[str, Any]]
     sources: list[tuple[str, str]]
     notes: list[str] = field(default_factory=list)
+    peers_svg: str = ""
+    peers_rows: list[dict[str, str]] = field(default_factory=list)
+    sweep_svg: str = ""
+    sweep_rows: list[dict[str, str]] = field(default_factory=list)
+    comparison: list[dict[str, Any]] = field(default_factory=list)  # check.comparison_rows: render --baseline
+    comparison_note: str = ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,6 +191,8 @@ def draw_bandwidth(data: pd.DataFrame, highlight_label: str | None = None) -> st
     for r in data.itertuples():
         if r.kind == "ceiling":
             colors.append("#bbbbbb")
+        elif r.kind == "stage-other":
+            colors.append("#f6ad55")
         elif highlight_label is None or r.label == highlight_label:
             colors.append("#2b6cb0")
         else:
@@ -262,7 +279,8 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 def build_page(analysis: Analysis, provenance: dict[str, Any], manifest: Manifest | None = None,
                timings: list[dict[str, Any]] | None = None, validation: list[dict[str, Any]] | None = None,
-               charts: bool = True) -> Page:
+               charts: bool = True, bench: list[dict[str, Any]] | None = None,
+               sweep: list[dict[str, Any]] | None = None) -> Page:
     """All the data the template shows, computed from the analysis and the provenance."""
     summary = analysis.summary
     stages = summary[summary["role"] == "stage"].reset_index(drop=True)
@@ -316,6 +334,8 @@ def build_page(analysis: Analysis, provenance: dict[str, Any], manifest: Manifes
     ceilings = [{"name": t["name"], "gbps": fmt(t["gbps"]), "median_us": fmt(t["median_us"])}
                 for t in timings or [] if t["name"] in ("memcpy", manifest.ceiling.id if manifest else "copy")]
     mode = provenance.get("mode", "recorded capture")
+    peers = peers_chart_data(bench) if bench else pd.DataFrame()
+    sweep_frame = sweep_table(sweep) if sweep else pd.DataFrame()
     return Page(
         title=f"Staged optimization report: {provenance.get('gpu', 'unknown GPU')}",
         mode=mode,
@@ -327,7 +347,61 @@ def build_page(analysis: Analysis, provenance: dict[str, Any], manifest: Manifes
         missing=analysis.missing,
         validation=list(validation or []),
         sources=[(c.label, c.source) for c in (*HEADLINE, *TIMING_COLUMNS)],
+        peers_svg=draw_bandwidth(peers) if charts and not peers.empty else "",
+        peers_rows=_bench_rows(bench or []),
+        sweep_svg=draw_sweep(sweep_frame) if charts and not sweep_frame.empty else "",
+        sweep_rows=_records(sweep_frame) if not sweep_frame.empty else [],
     )
+
+
+def peers_chart_data(bench: list[dict[str, Any]]) -> pd.DataFrame:
+    """Bars for the 'versus peers' chart from bench.json rows at the headline size.
+
+    Columns as :func:`bandwidth_chart_data`; stages dark, peers light, memcpy and copies as ceilings;
+    rows that were skipped or wrong are left out.
+    """
+    rows = []
+    for r in bench:
+        gbps = r.get("gbps")
+        if gbps is None or gbps != gbps or r.get("note", "").startswith("WRONG"):
+            continue
+        kind = {"peer": "stage-other", "stage": "stage"}.get(r["kind"], "ceiling")
+        rows.append({"label": r["name"], "gbps": float(gbps), "kind": kind,
+                     "source": "CUDA events" if r.get("timing") == "cuda-events" else r.get("timing", "")})
+    frame = pd.DataFrame(rows, columns=["label", "gbps", "kind", "source"])
+    return frame.sort_values("gbps", ascending=False).reset_index(drop=True)
+
+
+def _bench_rows(bench: list[dict[str, Any]]) -> list[dict[str, str]]:
+    return [{"name": r["name"], "kind": r["kind"], "gbps": fmt(r.get("gbps")),
+             "pct_of_memcpy": fmt(r.get("pct_of_memcpy"), "%"), "median_us": fmt(r.get("median_us")),
+             "spread": f"{fmt(r.get('p10_us'))} - {fmt(r.get('p90_us'))}", "timing": r.get("timing", ""),
+             "note": r.get("note", "")} for r in bench]
+
+
+def sweep_table(sweep: list[dict[str, Any]]) -> pd.DataFrame:
+    """Sweep rows (stages only, timed) as a table: dtype, size, where (L2|DRAM), best stage, GB/s, % memcpy."""
+    frame = pd.DataFrame(sweep)
+    if frame.empty:
+        return frame
+    frame["size"] = frame["rows"].astype(str) + "x" + frame["cols"].astype(str)
+    frame = frame[frame["name"].map(lambda n: "[" not in n)]  # attempts with other build options aside
+    stages = frame[(frame["kind"] == "stage") & frame["gbps"].notna()]
+    best = stages.loc[stages.groupby(["dtype", "size"], sort=False)["gbps"].idxmax()]
+    out = best[["dtype", "size", "rows", "cols", "resident", "name", "gbps", "pct_of_memcpy"]]
+    return out.rename(columns={"name": "best_stage"}).reset_index(drop=True)
+
+
+def draw_sweep(frame: pd.DataFrame) -> str:
+    """Best stage's % of memcpy per size, one line per dtype. Returns SVG text."""
+    fig, ax = pyplot().subplots(figsize=(7.5, 3.2))
+    for dtype, sub in frame.groupby("dtype", sort=False):
+        ax.plot(sub["size"] + " " + sub["resident"], sub["pct_of_memcpy"], marker="o", label=dtype)
+    ax.set_ylabel("best stage, % of memcpy")
+    ax.tick_params(axis="x", labelrotation=45, labelsize=7)
+    ax.legend(fontsize=8)
+    ax.spines[["top", "right"]].set_visible(False)
+    return _svg(fig)
 
 
 _ENV_KEYS = (

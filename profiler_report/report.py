@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .analyze import Analysis, analyze
+from .annotate import annotate_stages, clock_control_from_log, page_notes
 from .config import Manifest, load_manifest
 from .errors import InputError
 from .extract import Capture, read_capture
@@ -26,6 +27,8 @@ class Sidecars:
     timings: list[dict[str, Any]] | None = None
     validation: list[dict[str, Any]] | None = None
     provenance: dict[str, Any] | None = None
+    bench: list[dict[str, Any]] | None = None  # bench.json rows: stages and peers at the run's size
+    sweep: list[dict[str, Any]] | None = None  # sweep.json rows: sizes and dtypes
 
 
 def _load_json(path: Path) -> Any:
@@ -36,7 +39,7 @@ def _load_json(path: Path) -> Any:
 
 
 def read_sidecars(folder: Path) -> Sidecars:
-    """timings.json, validation.json and provenance.json from ``folder``, where present."""
+    """timings.json, validation.json, provenance.json, bench.json, sweep.json from ``folder``, where present."""
     side = Sidecars()
     if (folder / "timings.json").is_file():
         side.timings = _load_json(folder / "timings.json").get("timings")
@@ -44,6 +47,10 @@ def read_sidecars(folder: Path) -> Sidecars:
         side.validation = _load_json(folder / "validation.json")
     if (folder / "provenance.json").is_file():
         side.provenance = _load_json(folder / "provenance.json")
+    if (folder / "bench.json").is_file():
+        side.bench = _load_json(folder / "bench.json").get("rows")
+    if (folder / "sweep.json").is_file():
+        side.sweep = _load_json(folder / "sweep.json").get("rows")
     return side
 
 
@@ -66,6 +73,7 @@ def capture_provenance(capture: Capture, side: Sidecars, live: bool) -> dict[str
         prov.setdefault("compute_capability", f"{dev['cc_major']}.{dev.get('cc_minor', 0)}")
     if capture.report_version:
         prov.setdefault("ncu_version", capture.report_version)
+    prov.setdefault("clock_control", clock_control_from_log(Path(capture.path).parent / "ncu.log"))
     prov["capture"] = str(capture.path)
     prov["rendered_utc"] = now
     if live:
@@ -94,5 +102,20 @@ def render_capture(capture_path: Path, out: Path, *, labels: list[tuple[str, str
     own = None if labels else own_manifest_for(capture, manifest)
     analysis = analyze(capture, own, labels, side.timings)
     prov = capture_provenance(capture, side, live)
-    page = build_page(analysis, prov, own, side.timings, side.validation)
+    page = build_page(analysis, prov, own, side.timings, side.validation, bench=side.bench, sweep=side.sweep)
+    page.notes.extend(page_notes(prov, capture))
+    annotate_stages(page, analysis, capture, own, side.validation)
     return analysis, write_outputs(out, page, analysis)
+
+
+def render_timings_only(folder: Path, manifest: Manifest | None = None) -> tuple[Analysis, list[Path]]:
+    """The report of a run without counters (``run --no-counters``), from ``folder``'s sidecar files.
+
+    See :func:`profiler_report.degraded.render_timings_only`.
+
+    Raises:
+        InputError: the folder holds neither validation.json nor timings.json, or one is corrupt.
+    """
+    from .degraded import render_timings_only as render
+
+    return render(folder, manifest)

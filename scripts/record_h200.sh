@@ -23,6 +23,6 @@ rec() {  # rec NAME ROWS COLS DTYPE STAGES...
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/$name/gpu.txt"
   date -u +%Y-%m-%dT%H:%M:%SZ > "$out/$name/date.txt"
 }
-rec h200_f32_4096 4096 4096 float32 naive smem padded unrolled vec_padded vec_swizzled copy || echo "recording h200_f32_4096 failed: see $out/h200_f32_4096/ncu.log"
+rec h200_f32_4096 4096 4096 float32 naive smem padded unrolled vec_padded vec_swizzled vec_deep vec_colwalk copy || echo "recording h200_f32_4096 failed: see $out/h200_f32_4096/ncu.log"
 rec h200_f32_4096_regressed 4096 4096 float32 naive smem padded unrolled:unrolled_nopad copy || echo "recording h200_f32_4096_regressed failed: see $out/h200_f32_4096_regressed/ncu.log"
-rec h200_f64_2048 2048 2048 float64 naive smem padded unrolled vec_padded vec_swizzled copy || echo "recording h200_f64_2048 failed: see $out/h200_f64_2048/ncu.log"
+rec h200_f64_2048 2048 2048 float64 naive smem padded unrolled vec_padded vec_swizzled vec_deep vec_colwalk copy || echo "recording h200_f64_2048 failed: see $out/h200_f64_2048/ncu.log"

@@ -94,7 +94,8 @@ def test_float64_changes_the_bank_picture(f64_capture, manifest):
 
 
 def test_excessive_is_computed_when_the_derived_metric_is_absent():
-    v = {"l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": 17_301_504.0, "memory_l1_wavefronts_shared_ideal": 1_048_576.0}
+    v = {"l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": 17_301_504.0,
+         "memory_l1_wavefronts_shared_ideal": 1_048_576.0}
     row = headline_row(v)
     assert row["shared_excessive_wavefronts"] == 16_252_928
     assert row["shared_excessive_source"] == "computed"

@@ -1,0 +1,100 @@
+"""Test doubles for the GPU side and for ncu, so fault paths run on machines without either.
+
+Nothing here is a measurement: the fake GPU reports the name "TEST DOUBLE (no GPU)" and timings
+marked ``source = "test double"``; fake ncu executables print the real messages of ncu 2025.3.1
+(copied from its output) and exit as it does. Everything is written under pytest's tmp_path.
+
+Used in-process (``install_fake_gpu(monkeypatch)``) and by subprocess CLI tests::
+
+    python -c "import fakes; fakes.main()" run --no-counters --out DIR ...
+
+with FAKE_WRONG_STAGES=smem,padded making those stages fail validation.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+#: ncu 2025.3.1's messages for the failure modes (verbatim).
+NCU_PERM = ("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance "
+            "Counters on the target device 0. For instructions on enabling permissions and to get more "
+            "information see https://developer.nvidia.com/ERR_NVGPUCTRPERM")
+NCU_NO_KERNELS = "==WARNING== No kernels were profiled."
+NCU_CONNECTED = "==PROF== Connected to process 816 (/usr/bin/python3.12)"
+NCU_PROFILING = '==PROF== Profiling "transpose_naive" - 0: 0%....50%....100% - 38 passes'
+
+
+def write_fake_ncu(folder: Path, body: str, name: str = "ncu") -> Path:
+    """An executable shell script ``folder/name`` running ``body`` (a fake ncu)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def fake_ncu_printing(folder: Path, lines: list[str], status: int, sleep: float = 0) -> Path:
+    """A fake ncu that prints ``lines``, optionally sleeps, and exits with ``status``."""
+    body = "\n".join(f"echo '{line}'" for line in lines)
+    if sleep:
+        body += f"\nsleep {sleep}"
+    return write_fake_ncu(folder, body + f"\nexit {status}")
+
+
+def wrong_stages() -> set[str]:
+    return {s for s in os.environ.get("FAKE_WRONG_STAGES", "").split(",") if s}
+
+
+def install_fake_gpu(patch: Any) -> None:
+    """Replace the CuPy-backed functions of profiler_report.run with test doubles.
+
+    ``patch`` is pytest's monkeypatch (or anything with ``setattr(obj, name, value)``).
+    """
+    from profiler_report import run as gpu
+
+    def device_info() -> dict[str, Any]:
+        return {"gpu": "TEST DOUBLE (no GPU)", "sm_count": 0, "compute_capability": "test",
+                "cuda_driver_api": "test", "cuda_runtime": "test", "cupy": "test", "l2_bytes": 0}
+
+    def compile_module(manifest: Any, dtype: str, *args: Any, **kwargs: Any) -> tuple[Any, dict[str, str]]:
+        return None, {}
+
+    def validate(kernels: Any, stage: Any, rows: int, cols: int, seed: int = 0) -> Any:
+        if stage.id in wrong_stages():
+            return gpu.Validation(stage.id, rows, cols, kernels.dtype, False, 1, (0, 1),
+                                  f"stage {stage.id} is wrong at {rows}x{cols} {kernels.dtype}: test double "
+                                  "reports 1 wrong element")
+        return gpu.Validation(stage.id, rows, cols, kernels.dtype, True)
+
+    def time_stages(kernels: Any, stages: list[Any], rows: int, cols: int, repeats: int, warmup: int,
+                    buffers: int) -> list[Any]:
+        names = ["memcpy", *[s.id for s in stages]]
+        # Test values, not measurements: each later stage 10 us faster than the one before.
+        return [gpu.Timing(n, rows, cols, kernels.dtype, repeats, 100.0 - 10 * i, 99.0 - 10 * i, 101.0 - 10 * i,
+                           98.0 - 10 * i, 2 * rows * cols * 4 / ((100.0 - 10 * i) * 1e3), source="test double")
+                for i, n in enumerate(names)]
+
+    patch.setattr(gpu, "import_cupy", lambda: None)
+    patch.setattr(gpu, "device_info", device_info)
+    patch.setattr(gpu, "compile_module", compile_module)
+    patch.setattr(gpu, "validate", validate)
+    patch.setattr(gpu, "time_stages", time_stages)
+
+
+class _Setattr:
+    @staticmethod
+    def setattr(obj: Any, name: str, value: Any) -> None:
+        setattr(obj, name, value)
+
+
+def main() -> None:
+    """CLI entry with the fake GPU installed (for subprocess tests)."""
+    install_fake_gpu(_Setattr())
+    from profiler_report.cli import entry
+
+    sys.argv[0] = "profiler-report"
+    entry()

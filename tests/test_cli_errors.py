@@ -1,0 +1,215 @@
+"""The CLI on every bad input and fault: one stderr line, no traceback, the documented exit code,
+and earlier reports untouched.
+
+`run` cases use the GPU test doubles of tests/fakes.py (``python -c "import fakes; fakes.main()"``)
+and fake ncu executables printing ncu 2025.3.1's real messages; nothing here is a measurement.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import DATA, F32
+from fakes import NCU_CONNECTED, NCU_NO_KERNELS, NCU_PERM, NCU_PROFILING, fake_ncu_printing, write_fake_ncu
+
+from profiler_report import errors
+from profiler_report.cli import EXIT_CODES
+
+ROOT = Path(__file__).resolve().parent.parent
+BAD = DATA / "bad"
+CLI = [sys.executable, "-m", "profiler_report"]
+FAKE_CLI = [sys.executable, "-c", "import fakes; fakes.main()"]
+
+
+def cli(*args: str, fake: bool = False, env: dict[str, str] | None = None, timeout: float = 120):
+    full_env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]), **(env or {})}
+    return subprocess.run([*(FAKE_CLI if fake else CLI), *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=ROOT, env=full_env)
+
+
+def one_error_line(res: subprocess.CompletedProcess) -> str:
+    """The stderr holds exactly one line, an error line, and no traceback."""
+    assert "Traceback" not in res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+def last_error_line(res: subprocess.CompletedProcess) -> str:
+    """For `run`, progress lines may come first: exactly one error line, and it is the last."""
+    assert "Traceback" not in res.stderr
+    lines = res.stderr.strip().splitlines()
+    errors_ = [ln for ln in lines if ln.startswith("error: ")]
+    assert len(errors_) == 1 and lines[-1] == errors_[0], res.stderr
+    return errors_[0]
+
+
+# --------------------------------------------------------------------------------------------
+# Documented exit codes
+
+
+def _table(text: str) -> dict[int, str]:
+    return {int(m.group(1)): m.group(2).strip() for m in re.finditer(r"^\s*(\d+)\s{2,}(\S.*)$", text, re.M)}
+
+
+def test_exit_codes_agree_in_errors_cli_and_readme():
+    in_errors = _table(errors.__doc__ or "")
+    in_cli = _table(EXIT_CODES)
+    assert set(in_errors) == set(in_cli) == {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 130}
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Errors and exit codes"):]
+    for code in in_cli:
+        assert re.search(rf"^\|\s*{code}\s*\|", section, re.M), f"README lacks exit code {code}"
+    for cls in vars(errors).values():
+        if isinstance(cls, type) and issubclass(cls, errors.ProfilerReportError):
+            assert cls.exit_code in in_cli, cls
+
+
+def test_help_lists_the_exit_codes():
+    for args in (["--help"], ["run", "--help"], ["doctor", "--help"]):
+        out = cli(*args).stdout
+        assert "Exit codes" in out and "GPU performance counters not permitted" in out
+
+
+# --------------------------------------------------------------------------------------------
+# Unreadable inputs: exit 2
+
+
+@pytest.mark.parametrize("name", ["empty.ncu-rep", "empty.csv", "not_a_report.ncu-rep", "truncated.ncu-rep",
+                                  "other_format.ncu-rep", "no_kernel_rows.csv"])
+@pytest.mark.parametrize("command", ["summary", "render"])
+def test_unreadable_capture(tmp_path, name, command):
+    args = [command, str(BAD / name)] if command == "summary" else [
+        command, "--from", str(BAD / name), "--out", str(tmp_path / "out")]
+    res = cli(*args)
+    assert res.returncode == 2
+    one_error_line(res)
+    assert not (tmp_path / "out" / "index.html").exists()
+
+
+def test_a_directory_and_a_missing_file():
+    assert "is a directory" in one_error_line(res := cli("summary", str(F32))) and res.returncode == 2
+    assert "does not exist" in one_error_line(res := cli("summary", str(BAD / "nope.csv"))) and res.returncode == 2
+
+
+def test_debug_shows_the_traceback():
+    res = cli("--debug", "summary", str(BAD / "empty.csv"))
+    assert res.returncode == 2 and "Traceback" in res.stderr
+
+
+@pytest.mark.parametrize("name", ["raw_trimmed.csv", "missing_cells.csv", "rescaled_gbyte.csv",
+                                  "columns_changed.csv", "quoted_names.csv", "two_processes.csv",
+                                  "basic_like.csv", "details_trimmed.csv"])
+def test_quirky_csv_renders(tmp_path, name):
+    res = cli("render", "--from", str(BAD / name), "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    html = (tmp_path / "index.html").read_text()
+    assert "not measured" in html or name == "raw_trimmed.csv"
+
+
+def test_basic_set_capture_lists_what_is_missing_and_how_to_collect_it(tmp_path):
+    res = cli("render", "--from", str(BAD / "basic_like.csv"), "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    html = (tmp_path / "index.html").read_text()
+    top = html[: html.index('id="summary"')]
+    assert "Metrics missing from this capture" in top and "--section SourceCounters" in top
+    assert "not collected" in html
+
+
+# --------------------------------------------------------------------------------------------
+# run: ncu faults (3-7), no GPU (8), a wrong kernel (1), Ctrl-C (130)
+
+
+@pytest.fixture
+def earlier(tmp_path: Path) -> Path:
+    dest = tmp_path / "report"
+    dest.mkdir()
+    (dest / "index.html").write_text("earlier report\n")
+    return dest
+
+
+def run_args(dest: Path, *extra: str) -> list[str]:
+    return ["run", "--rows", "64", "--cols", "64", "--no-peers", "--out", str(dest), *extra]
+
+
+def test_ncu_not_found(earlier, tmp_path):
+    res = cli(*run_args(earlier, "--ncu", str(tmp_path / "nope")), fake=True)
+    assert res.returncode == 3
+    assert "--ncu" in one_error_line(res)
+    assert (earlier / "index.html").read_text() == "earlier report\n"
+
+
+@pytest.mark.parametrize("lines, status, code, words", [
+    ([NCU_CONNECTED, NCU_PERM], 1, 4, "run --no-counters"),
+    ([NCU_CONNECTED, NCU_NO_KERNELS], 0, 5, "--nvtx-include pr_naive/"),
+    ([NCU_CONNECTED, NCU_PROFILING, "==ERROR== An error was reported by the driver"], 9, 6, "status 9"),
+])
+def test_ncu_faults(earlier, tmp_path, lines, status, code, words):
+    ncu = fake_ncu_printing(tmp_path / "bin", lines, status)
+    res = cli(*run_args(earlier, "--ncu", str(ncu)), fake=True)
+    assert res.returncode == code, res.stderr
+    assert words in last_error_line(res)
+    assert (earlier / "index.html").read_text() == "earlier report\n"
+    assert "partial output kept in" in res.stderr
+
+
+def test_ncu_timeout(earlier, tmp_path):
+    ncu = write_fake_ncu(tmp_path / "bin", "sleep 30")
+    res = cli(*run_args(earlier, "--ncu", str(ncu), "--ncu-timeout", "1"), fake=True)
+    assert res.returncode == 7
+    assert "timeout" in last_error_line(res)
+    assert (earlier / "index.html").read_text() == "earlier report\n"
+
+
+def test_no_gpu(earlier):
+    from conftest import gpu_available
+
+    if gpu_available():
+        pytest.skip("this machine has a GPU")
+    res = cli(*run_args(earlier, "--no-counters"))
+    assert res.returncode == 8
+    one_error_line(res)
+    assert (earlier / "index.html").read_text() == "earlier report\n"
+
+
+def test_wrong_kernel_exits_1_after_writing_the_other_stages(earlier):
+    res = cli(*run_args(earlier, "--no-counters"), fake=True, env={"FAKE_WRONG_STAGES": "smem"})
+    assert res.returncode == 1
+    assert "stage smem is wrong" in last_error_line(res)
+    html = (earlier / "index.html").read_text()
+    assert "unavailable (" in html and "incorrect" in html
+    assert (earlier / "timings.json").is_file()
+
+
+def test_ctrl_c_during_ncu_keeps_the_earlier_report(earlier, tmp_path):
+    marker = tmp_path / "ncu-started"
+    ncu = write_fake_ncu(tmp_path / "bin", f"touch {marker}\nsleep 30")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    proc = subprocess.Popen([*FAKE_CLI, *run_args(earlier, "--ncu", str(ncu))], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert stderr.strip().splitlines()[-1] == "interrupted: earlier reports are untouched"
+    assert "partial output kept in" in stderr
+    assert (earlier / "index.html").read_text() == "earlier report\n"
+
+
+def test_doctor_prints_one_line_per_check_and_a_documented_code():
+    res = cli("doctor")
+    assert res.returncode in (0, 2, 3, 4, 8), res.stderr
+    lines = res.stdout.strip().splitlines()
+    assert all(re.match(r"^(ok|warning|unknown|PROBLEM)\s+\S", ln) for ln in lines[:-1]), lines
+    assert lines[-1].startswith(("ok:", "a live run cannot work yet"))

@@ -1,0 +1,160 @@
+"""profile: ncu's failure modes, with fake ncu executables that print ncu 2025.3.1's real messages."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from fakes import (
+    NCU_CONNECTED,
+    NCU_NO_KERNELS,
+    NCU_PERM,
+    NCU_PROFILING,
+    fake_ncu_printing,
+    write_fake_ncu,
+)
+
+from profiler_report.errors import (
+    CounterPermissionError,
+    NcuFailedError,
+    NcuNotFoundError,
+    NcuTimeoutError,
+    NoKernelProfiledError,
+)
+from profiler_report.profile import NcuCommand, classify_failure, export_csv, find_ncu, run_ncu
+
+
+def command(ncu: Path, tmp_path: Path, **kw) -> NcuCommand:
+    return NcuCommand(ncu=str(ncu), export=tmp_path / "profile", target=["true"], **kw)
+
+
+def quiet(_msg: str) -> None:
+    pass
+
+
+# --------------------------------------------------------------------------------------------
+# ncu missing
+
+
+def test_ncu_missing_from_path_and_install_folders():
+    with pytest.raises(NcuNotFoundError) as exc:
+        find_ncu(env={}, globs=())
+    assert exc.value.exit_code == 3
+    assert "--ncu" in exc.value.hint
+
+
+def test_empty_env_does_not_fall_back_to_the_process_path(tmp_path, monkeypatch):
+    fake = write_fake_ncu(tmp_path / "bin", "exit 0")
+    monkeypatch.setenv("PATH", str(fake.parent))
+    with pytest.raises(NcuNotFoundError):
+        find_ncu(env={}, globs=())
+    assert find_ncu(env={"PATH": str(fake.parent)}, globs=()) == str(fake)
+
+
+def test_explicit_ncu_that_is_not_executable(tmp_path):
+    with pytest.raises(NcuNotFoundError, match="not an executable"):
+        find_ncu(str(tmp_path / "ncu"))
+
+
+def test_ncu_found_through_env_and_globs(tmp_path):
+    fake = write_fake_ncu(tmp_path / "nsight-compute" / "2099.1.0", "exit 0")
+    assert find_ncu(env={"NCU": str(fake)}, globs=()) == str(fake)
+    assert find_ncu(env={}, globs=(str(tmp_path / "nsight-compute" / "*" / "ncu"),)) == str(fake)
+    cuda = write_fake_ncu(tmp_path / "cuda" / "bin", "exit 0")
+    assert find_ncu(env={"CUDA_HOME": str(tmp_path / "cuda")}, globs=()) == str(cuda)
+
+
+# --------------------------------------------------------------------------------------------
+# ncu fails
+
+
+def test_counters_not_permitted(tmp_path):
+    ncu = fake_ncu_printing(tmp_path, [NCU_CONNECTED, NCU_PERM], 1)
+    with pytest.raises(CounterPermissionError) as exc:
+        run_ncu(command(ncu, tmp_path), 30, log=quiet)
+    assert exc.value.exit_code == 4
+    assert "NVreg_RestrictProfilingToAdminUsers=0" in exc.value.hint
+    assert "run --no-counters" in exc.value.hint
+
+
+def test_nothing_profiled_names_the_filter(tmp_path):
+    ncu = fake_ncu_printing(tmp_path, [NCU_CONNECTED, NCU_NO_KERNELS], 0)
+    with pytest.raises(NoKernelProfiledError) as exc:
+        run_ncu(command(ncu, tmp_path, ranges=["pr_naive", "pr_smem"]), 30, log=quiet)
+    assert exc.value.exit_code == 5
+    assert "--nvtx-include pr_naive/ --nvtx-include pr_smem/" in exc.value.message
+
+
+def test_nothing_profiled_names_a_kernel_filter_too(tmp_path):
+    ncu = fake_ncu_printing(tmp_path, [NCU_NO_KERNELS], 0)
+    cmd = command(ncu, tmp_path, extra=["--kernel-name", "regex:transpose_nope", "--launch-count", "1"])
+    with pytest.raises(NoKernelProfiledError) as exc:
+        run_ncu(cmd, 30, log=quiet)
+    assert "--kernel-name regex:transpose_nope" in exc.value.message
+
+
+def test_ncu_exits_non_zero_part_way(tmp_path):
+    ncu = fake_ncu_printing(tmp_path, [NCU_CONNECTED, NCU_PROFILING,
+                                       "==ERROR== An error was reported by the driver"], 9)
+    log_path = tmp_path / "ncu.log"
+    with pytest.raises(NcuFailedError) as exc:
+        run_ncu(command(ncu, tmp_path), 30, log=quiet, log_path=log_path)
+    assert exc.value.exit_code == 6
+    assert "status 9" in exc.value.message and "error was reported by the driver" in exc.value.message
+    assert NCU_PROFILING in log_path.read_text()  # what ncu printed is kept
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_ncu_runs_past_its_timeout_and_is_stopped(tmp_path):
+    marker = tmp_path / "still-running"
+    ncu = write_fake_ncu(tmp_path, f"echo '{NCU_CONNECTED}'\nsleep 30\ntouch {marker}")
+    t0 = time.monotonic()
+    with pytest.raises(NcuTimeoutError) as exc:
+        run_ncu(command(ncu, tmp_path), 1, log=quiet)
+    assert exc.value.exit_code == 7
+    assert time.monotonic() - t0 < 15
+    assert "--ncu-timeout" in exc.value.hint
+    time.sleep(0.2)
+    assert not marker.exists()  # the whole process group was stopped
+
+
+def test_progress_lines_are_echoed(tmp_path):
+    ncu = fake_ncu_printing(tmp_path, [NCU_CONNECTED, NCU_PROFILING], 0)
+    seen: list[str] = []
+    run_ncu(command(ncu, tmp_path), 30, log=seen.append)
+    assert seen == ["  profiled transpose_naive: 38 replay passes"]
+
+
+def test_classification_order():
+    cmd = NcuCommand(ncu="ncu", export=Path("p"), target=[])
+    assert isinstance(classify_failure(1, NCU_PERM + "\n" + NCU_NO_KERNELS, cmd), CounterPermissionError)
+    assert isinstance(classify_failure(0, NCU_NO_KERNELS, cmd), NoKernelProfiledError)
+    assert classify_failure(0, NCU_PROFILING, cmd) is None
+
+
+# --------------------------------------------------------------------------------------------
+# Writers: temporary name, then rename
+
+
+def test_export_csv_writes_through_a_temporary_name(tmp_path):
+    ncu = write_fake_ncu(tmp_path, 'echo \'"ID","Kernel Name"\'')
+    dest = tmp_path / "raw.csv"
+    export_csv(str(ncu), tmp_path / "profile.ncu-rep", dest)
+    assert dest.read_text().startswith('"ID"')
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_export_csv_failure_leaves_no_file(tmp_path):
+    ncu = write_fake_ncu(tmp_path, "echo '==ERROR== cannot open' >&2\nexit 1")
+    dest = tmp_path / "raw.csv"
+    dest.write_text("earlier export\n")
+    with pytest.raises(NcuFailedError):
+        export_csv(str(ncu), tmp_path / "profile.ncu-rep", dest)
+    assert dest.read_text() == "earlier export\n"
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_fake_ncu_scripts_are_executable(tmp_path):
+    assert os.access(write_fake_ncu(tmp_path, "exit 0"), os.X_OK)
