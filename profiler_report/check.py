@@ -855,15 +855,13 @@ _VERSION = re.compile(r"\d{4}\.\d+(?:\.\d+)?")
 def run_identity(capture: Capture, provenance: dict[str, Any] | None) -> dict[str, str]:
     """What makes a run comparable, as strings: provenance.json's :data:`COMPARABLE_KEYS` when
     recorded, else what the capture holds (GPU name and SM count from ``device__attribute_*``,
-    the ncu version of the report, the dtype from the kernels' template argument)."""
+    the dtype from the kernels' template argument)."""
     prov = provenance or {}
     ident = {k: str(prov[k]) for k in COMPARABLE_KEYS if k in prov and prov[k] not in (None, "")}
     dev = capture.device
     for key in ("gpu", "sm_count"):
         if key not in ident and key in dev:
             ident[key] = str(dev[key])
-    if "ncu_version" not in ident and capture.report_version:
-        ident["ncu_version"] = capture.report_version
     if "ncu_version" in ident:
         m = _VERSION.search(ident["ncu_version"])
         ident["ncu_version"] = m.group(0) if m else ident["ncu_version"]

@@ -72,7 +72,8 @@ def capture_provenance(capture: Capture, side: Sidecars, live: bool) -> dict[str
     if "cc_major" in dev:
         prov.setdefault("compute_capability", f"{dev['cc_major']}.{dev.get('cc_minor', 0)}")
     if capture.report_version:
-        prov.setdefault("ncu_version", capture.report_version)
+        # ncu_report reports its own version, not that of the ncu that wrote the capture.
+        prov.setdefault("ncu_version", f"unknown (not in the capture; read with ncu_report {capture.report_version})")
     prov.setdefault("clock_control", clock_control_from_log(Path(capture.path).parent / "ncu.log"))
     prov["capture"] = str(capture.path)
     prov["rendered_utc"] = now
