@@ -56,6 +56,19 @@ def _run(argv: list[str], timeout: float) -> tuple[int, str]:
     return res.returncode, (res.stdout + res.stderr).strip()
 
 
+def _has_package(name: str) -> bool:
+    """Importable? ncu_report also counts when only the copy bundled with ncu is there."""
+    if name == "ncu_report":
+        from .extract import import_ncu_report
+
+        try:
+            import_ncu_report()
+            return True
+        except ProfilerReportError:
+            return False
+    return importlib.util.find_spec(name) is not None
+
+
 def _read_text(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
@@ -74,7 +87,7 @@ def _find_ncu() -> str:
 class Probes:
     """What the doctor asks the machine. Tests replace any of these."""
 
-    has_package: Callable[[str], bool] = lambda name: importlib.util.find_spec(name) is not None
+    has_package: Callable[[str], bool] = lambda name: _has_package(name)
     run: Callable[[list[str], float], tuple[int, str]] = _run  # (argv, timeout s) -> (exit status, output)
     find_ncu: Callable[[], str] = _find_ncu  # raises NcuNotFoundError
     read_text: Callable[[str], str | None] = _read_text  # None when unreadable

@@ -13,19 +13,18 @@ the same numbers for the same capture.
 from __future__ import annotations
 
 import csv
-import glob
 import importlib
 import importlib.metadata
 import io
 import math
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from . import _ncu
 from .errors import ReportUnreadableError
 
 #: Columns of :attr:`Capture.metrics`, one row per (launch, metric).
@@ -160,19 +159,10 @@ def import_ncu_report() -> Any:
     Raises:
         ReportUnreadableError: neither can be imported.
     """
-    try:
-        return importlib.import_module("ncu_report")
-    except ImportError:
-        pass
-    for extras in sorted(glob.glob("/opt/nvidia/nsight-compute/*/extras/python"), reverse=True) + sorted(
-        glob.glob("/usr/local/cuda*/nsight-compute*/extras/python"), reverse=True
-    ):
-        sys.path.insert(0, extras)
-        try:
-            return importlib.import_module("ncu_report")
-        except ImportError:
-            sys.path.remove(extras)
-    raise ReportUnreadableError("the ncu_report module is not installed", "pip install ncu-report")
+    module = _ncu.load()
+    if module is None:
+        raise ReportUnreadableError("the ncu_report module is not installed", "pip install ncu-report")
+    return module
 
 
 def _check_file(path: Path) -> None:

@@ -29,19 +29,8 @@ from .config import Manifest, resource_dir, stage_sources
 
 
 def pyplot() -> Any:
-    """matplotlib.pyplot on the Agg backend, imported on first use.
-
-    ncu_report is imported first on purpose: when matplotlib's kiwisolver extension is loaded
-    before ncu_report's native library, reading metric units from a report segfaults (seen with
-    ncu-report 2025.3.1 on CPython 3.11). Importing ncu_report first avoids it.
-    """
-    from .errors import ProfilerReportError
-    from .extract import import_ncu_report
-
-    try:
-        import_ncu_report()  # the PyPI package, or the copy bundled with ncu
-    except ProfilerReportError:
-        pass
+    """matplotlib.pyplot on the Agg backend, imported on first use (the package has already
+    imported ncu_report: see profiler_report._ncu for why the order matters)."""
     import matplotlib
 
     matplotlib.use("Agg")

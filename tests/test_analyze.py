@@ -17,7 +17,7 @@ def _row(analysis, stage):
 def test_shared_memory_bank_conflicts(f32_analysis):
     assert _row(f32_analysis, "smem")["shared_excessive_wavefronts"] > 0
     assert _row(f32_analysis, "smem")["shared_wavefronts_per_load"] > 16
-    for stage in ("padded", "unrolled", "vec_swizzled"):
+    for stage in ("padded", "unrolled", "vec_swizzled", "vec_deep", "vec_colwalk"):
         assert _row(f32_analysis, stage)["shared_excessive_wavefronts"] == 0, stage
         assert _row(f32_analysis, stage)["shared_excessive_source"] == "ncu"
 

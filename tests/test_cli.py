@@ -24,7 +24,7 @@ def test_summary_csv_from_ncu_rep():
                 "duration_us"):
         assert col in header
     assert [ln.split(",")[0] for ln in lines[1:]] == ["naive", "smem", "padded", "unrolled", "vec_padded",
-                                                      "vec_swizzled"]
+                                                      "vec_swizzled", "vec_deep", "vec_colwalk", "copy"]
 
 
 def test_summary_json_from_csv_export():

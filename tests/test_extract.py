@@ -9,13 +9,14 @@ import pytest
 from profiler_report.analyze import HEADLINE, assign_stages, summarize
 from profiler_report.extract import METRIC_COLUMNS, normalize_unit, parse_number, short_kernel_name
 
-STAGES = ["naive", "smem", "padded", "unrolled", "vec_padded", "vec_swizzled"]
+STAGES = ["naive", "smem", "padded", "unrolled", "vec_padded", "vec_swizzled", "vec_deep", "vec_colwalk"]
+LAUNCHES = [*STAGES, "copy"]  # the tiled copy kernel (the ceiling) is profiled last
 
 
 def test_ncu_rep_has_one_launch_per_stage_in_order(f32_capture):
     launches = f32_capture.launches()
-    assert list(launches["nvtx_range"]) == [f"pr_{s}" for s in STAGES]
-    assert list(launches["kernel"]) == [f"transpose_{s}" for s in STAGES]
+    assert list(launches["nvtx_range"]) == [f"pr_{s}" for s in LAUNCHES]
+    assert list(launches["kernel"]) == [f"transpose_{s}" for s in STAGES] + ["copy_tiled"]
     assert launches.loc[0, "block"] == "(32, 8, 1)"
     assert launches.loc[0, "grid"] == "(128, 128, 1)"
 
@@ -45,7 +46,8 @@ def test_rule_results_are_read(f32_capture):
 def test_csv_and_ncu_rep_give_the_same_headline_numbers(f32_capture, f32_csv_capture, manifest):
     a = summarize(f32_capture, assign_stages(f32_capture, None, manifest))
     b = summarize(f32_csv_capture, assign_stages(f32_csv_capture, None, manifest))
-    assert list(a["stage"]) == list(b["stage"]) == STAGES
+    assert list(a["stage"]) == list(b["stage"]) == LAUNCHES
+    assert list(a["role"]) == ["stage"] * len(STAGES) + ["ceiling"]
     for col in (c.name for c in HEADLINE):
         for x, y in zip(a[col], b[col], strict=True):
             if math.isnan(x):

@@ -17,7 +17,7 @@ from profiler_report.render import (
     write_outputs,
 )
 
-STAGES = ["naive", "smem", "padded", "unrolled", "vec_padded", "vec_swizzled"]
+STAGES = ["naive", "smem", "padded", "unrolled", "vec_padded", "vec_swizzled", "vec_deep", "vec_colwalk"]
 PROV = {"mode": "recorded capture", "gpu": "NVIDIA H200", "clock_control": "none"}
 
 
@@ -64,9 +64,10 @@ def test_stage_sections_show_numbers_and_verdicts(html, f32_analysis):
 
 def test_bandwidth_chart_data_without_timings(f32_analysis):
     data = bandwidth_chart_data(f32_analysis.summary, None)
-    assert list(data["label"]) == STAGES
+    assert list(data["label"]) == [*STAGES, "copy"]
+    assert list(data["kind"]) == ["stage"] * len(STAGES) + ["ceiling"]
     assert set(data["source"]) == {"ncu DRAM throughput"}
-    assert data["gbps"].is_monotonic_increasing
+    assert data["gbps"].iloc[: len(STAGES)].is_monotonic_increasing
 
 
 def test_bandwidth_chart_data_with_timings(f32_analysis):
@@ -102,6 +103,6 @@ def test_outputs_written(tmp_path, f32_analysis, manifest):
     files = write_outputs(tmp_path, page, f32_analysis)
     assert [f.name for f in files] == ["index.html", "summary.csv", "summary.json"]
     data = json.loads((tmp_path / "summary.json").read_text())
-    assert [s["stage"] for s in data["stages"]] == STAGES
+    assert [s["stage"] for s in data["stages"]] == [*STAGES, "copy"]
     assert data["columns"]["global_store_efficiency_pct"]["unit"] == "%"
     assert not list(tmp_path.glob(".*.tmp"))
