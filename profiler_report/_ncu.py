@@ -1,11 +1,7 @@
-"""Locate and import NVIDIA's ``ncu_report`` module, before anything else loads C++ libraries.
+"""Locate and import NVIDIA's ``ncu_report`` module: the PyPI package, else the copy bundled with ncu.
 
-ncu_report's native library segfaults in ``IMetric.unit()`` when certain C++ extensions are
-loaded before it: seen with pandas 3 + pyarrow on the H200 machine (CPython 3.12, the copy bundled
-with ncu 2025.3.1) and with matplotlib's kiwisolver here (CPython 3.11, PyPI ncu-report
-2025.3.1). Importing ncu_report first avoids it, so ``profiler_report/__init__.py`` calls
-:func:`load` before any of its modules import pandas or matplotlib. This module imports nothing
-heavy on purpose.
+Only :mod:`profiler_report.ncu_reader` imports it, in a process of its own (see there for why).
+This module imports nothing heavy on purpose.
 """
 
 from __future__ import annotations
@@ -33,3 +29,15 @@ def load() -> ModuleType | None:
             except ImportError:
                 sys.path.remove(extras)
     return None
+
+
+def available() -> bool:
+    """Whether ncu_report can be imported here, without importing it (it must not share a process
+    with pandas or CuPy: see :mod:`profiler_report.ncu_reader`)."""
+    import importlib.util
+    import os
+
+    if importlib.util.find_spec("ncu_report") is not None:
+        return True
+    return any(os.path.isfile(os.path.join(d, "ncu_report.py"))
+               for pattern in BUNDLED_GLOBS for d in glob.glob(pattern))

@@ -866,7 +866,8 @@ def run_identity(capture: Capture, provenance: dict[str, Any] | None) -> dict[st
         m = _VERSION.search(ident["ncu_version"])
         ident["ncu_version"] = m.group(0) if m else ident["ncu_version"]
     if "dtype" not in ident:
-        args = {m.group(1).strip() for d in capture.launches()["demangled"]
+        # The first template argument is the element type (transpose_vec_deep<float, (int)2>).
+        args = {m.group(1).split(",")[0].strip() for d in capture.launches()["demangled"]
                 for m in [re.search(r"<([^<>]+)>\s*\(", str(d))] if m}
         if len(args) == 1 and next(iter(args)) in _CXX_DTYPES:
             ident["dtype"] = _CXX_DTYPES[next(iter(args))]

@@ -59,13 +59,9 @@ def _run(argv: list[str], timeout: float) -> tuple[int, str]:
 def _has_package(name: str) -> bool:
     """Importable? ncu_report also counts when only the copy bundled with ncu is there."""
     if name == "ncu_report":
-        from .extract import import_ncu_report
+        from . import _ncu
 
-        try:
-            import_ncu_report()
-            return True
-        except ProfilerReportError:
-            return False
+        return _ncu.available()
     return importlib.util.find_spec(name) is not None
 
 

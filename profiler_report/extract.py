@@ -17,15 +17,26 @@ import importlib
 import importlib.metadata
 import io
 import math
+import os
+import pickle
 import re
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from . import _ncu
 from .errors import ReportUnreadableError
+from .ncu_reader import (  # noqa: F401  (re-exported: both readers and the tests use them)
+    SOURCE_LAUNCHES,
+    clean_rule_text,
+    normalize_unit,
+    shared_side,
+    short_kernel_name,
+    source_rows,
+)
 
 #: Columns of :attr:`Capture.metrics`, one row per (launch, metric).
 METRIC_COLUMNS = [
@@ -56,65 +67,6 @@ SOURCE_COLUMNS = [
 
 #: Columns of :attr:`Capture.rules`: Nsight Compute guided-analysis rule results.
 RULE_COLUMNS = ["launch_id", "rule", "section", "type", "title", "message", "speedup_pct", "speedup_type"]
-
-_PREFIX = {"p": 1e-12, "n": 1e-9, "u": 1e-6, "m": 1e-3, "": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
-_BASES = ("byte", "cycle", "hz", "inst", "warp", "sector", "request", "wavefront",
-          "thread", "block", "register", "transaction", "bit")
-_UNIT_PART = re.compile(rf"^(?P<p>[pnumKMGT]?)(?P<b>{'|'.join(_BASES)})$")
-#: Time units in nanoseconds, the one internal time unit.
-_TIME_NS = {"ps": 1e-3, "psecond": 1e-3, "ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3,
-            "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9}
-
-
-def _part(part: str) -> tuple[float, str] | None:
-    """(scale to base, base) of one side of a unit; None when not understood."""
-    if part in _TIME_NS:
-        return _TIME_NS[part], "ns"
-    m = _UNIT_PART.match(part)
-    if m:
-        return _PREFIX[m.group("p")], m.group("b")
-    return None
-
-
-def normalize_unit(value: float, unit: str) -> tuple[float, str]:
-    """Convert ``value`` in an ncu unit to base units; return (value, unit).
-
-    Times become ``ns`` (``usecond``, ``us`` -> ``ns``); per-time rates become ``/s``
-    (``Gbyte/s``, ``sector/ns`` -> ``byte/s``, ``sector/s``); SI prefixes go (``Mbyte`` ->
-    ``byte``, ``%/Kbyte`` -> ``%/byte``). Units not understood (``%``, ``register/thread``) pass
-    through unchanged; so do their values.
-    """
-    unit = (unit or "").strip()
-    if not unit:
-        return value, ""
-    num, _, den = unit.partition("/")
-    scale = 1.0
-    p = _part(num)
-    if p:
-        scale, num = p
-    if den:
-        q = _part(den)
-        if q and q[1] == "ns":  # a rate: express it per second
-            scale *= 1e9 / q[0]
-            den = "s"
-        elif q:
-            scale /= q[0]
-            den = q[1]
-        return value * scale, f"{num}/{den}"
-    return value * scale, num
-
-
-_SHORT = re.compile(r"^(?:void\s+)?([A-Za-z_\x00][\w:\x00]*)")
-_ANON = "(anonymous namespace)"
-
-
-def short_kernel_name(name: str) -> str:
-    """``void ns::transpose_naive<float>(const float *, ...)`` -> ``ns::transpose_naive``;
-    ``void (anonymous namespace)::k<T<(int)3>>(P)`` -> ``(anonymous namespace)::k``."""
-    text = name.strip()
-    m = _SHORT.match(text.replace(_ANON, "\x00"))
-    return m.group(1).replace("\x00", _ANON) if m else text
-
 
 @dataclass
 class Capture:
@@ -153,18 +105,6 @@ class Capture:
 # .ncu-rep through ncu_report
 
 
-def import_ncu_report() -> Any:
-    """The ``ncu_report`` module: the PyPI package, else the copy bundled with an ncu install.
-
-    Raises:
-        ReportUnreadableError: neither can be imported.
-    """
-    module = _ncu.load()
-    if module is None:
-        raise ReportUnreadableError("the ncu_report module is not installed", "pip install ncu-report")
-    return module
-
-
 def _check_file(path: Path) -> None:
     if not path.exists():
         raise ReportUnreadableError(f"{path} does not exist", "check the path")
@@ -172,83 +112,6 @@ def _check_file(path: Path) -> None:
         raise ReportUnreadableError(f"{path} is a directory, not a report", "pass the .ncu-rep file inside it")
     if path.stat().st_size == 0:
         raise ReportUnreadableError(f"{path} is empty", "re-export the capture")
-
-
-def _nvtx_ranges(action: Any) -> str:
-    try:
-        state = action.nvtx_state()
-        if state is None:
-            return ""
-        names: list[str] = []
-        for dom_id in state.domains():
-            names.extend(state.domain_by_id(dom_id).push_pop_ranges())
-        return "/".join(names)
-    except Exception:  # ncu_report raises plain RuntimeError subclasses here
-        return ""
-
-
-def _metric_value(m: Any) -> float | None:
-    kind = m.kind()
-    if kind == m.ValueKind_STRING or not m.has_value():
-        return None
-    if kind in (m.ValueKind_UINT32, m.ValueKind_UINT64):
-        return float(m.as_uint64())
-    return float(m.as_double())
-
-
-def _device(action: Any) -> dict[str, Any]:
-    info: dict[str, Any] = {}
-    for key, metric in (
-        ("gpu", "device__attribute_display_name"),
-        ("sm_count", "device__attribute_multiprocessor_count"),
-        ("cc_major", "device__attribute_compute_capability_major"),
-        ("cc_minor", "device__attribute_compute_capability_minor"),
-        ("sm_clock_khz", "device__attribute_clock_rate"),
-        ("memory_clock_khz", "device__attribute_memory_clock_rate"),
-        ("l2_bytes", "device__attribute_l2_cache_size"),
-        ("chip", "device__attribute_chip"),
-    ):
-        m = action.metric_by_name(metric)
-        if m is None:
-            continue
-        info[key] = m.as_string() if m.kind() == m.ValueKind_STRING else m.value()
-    return info
-
-
-def _rules(action: Any, launch_id: int) -> list[dict[str, Any]]:
-    rows = []
-    for r in action.rule_results():
-        msg = r.rule_message() if r.has_rule_message() else None  # dict: title, message, type
-        speed = r.speedup_estimation() if r.has_speedup_estimation() else None  # dict: type, speedup
-        if not msg:
-            continue
-        rows.append({
-            "launch_id": launch_id,
-            "rule": r.rule_identifier(),
-            "section": r.section_identifier(),
-            "type": _msg_type(msg.get("type", 0)),
-            "title": msg.get("title") or r.name(),
-            "message": clean_rule_text(msg.get("message", "")),
-            "speedup_pct": float(speed["speedup"]) if speed else math.nan,
-            "speedup_type": _speedup_type(speed["type"]) if speed else "",
-        })
-    return rows
-
-
-_LINK = re.compile(r"@(?:section|url):([^:@]+):?([^@]*)@")
-
-
-def clean_rule_text(text: str) -> str:
-    """Drop ncu's link markup: ``@section:Id:Name@`` -> ``Name``, ``@url:Name:https://..@`` -> ``Name``."""
-    return _LINK.sub(lambda m: m.group(2).split(":http")[0] if m.group(2) else m.group(1), text)
-
-
-def _msg_type(t: int) -> str:
-    return {0: "none", 1: "ok", 2: "warning", 3: "error", 4: "optimization"}.get(int(t), str(t))
-
-
-def _speedup_type(t: int) -> str:
-    return {0: "unknown", 1: "local", 2: "global"}.get(int(t), str(t))
 
 
 #: First bytes of every ``.ncu-rep``; a little-endian uint16 format version follows.
@@ -266,68 +129,68 @@ def ncu_rep_format(path: Path) -> int | None:
     return int.from_bytes(head[4:6], "little")
 
 
-def read_ncu_rep(path: str | Path) -> Capture:
+def read_ncu_rep(path: str | Path, timeout_s: float = 600) -> Capture:
     """Read every launch of a ``.ncu-rep`` into a :class:`Capture`.
 
     Metrics with a numeric value become rows (instanced values are left out: the aggregate is
     kept). Guided-analysis rule results go to ``rules``; per-instruction values (``inst_executed``
-    and the shared-memory wavefront metrics, by PC) go to ``source``.
+    and the shared-memory wavefront metrics, by PC) go to ``source``. ncu_report runs in a child
+    process (see :mod:`profiler_report.ncu_reader` for why).
 
     Raises:
         ReportUnreadableError: missing, empty, a directory, not a report (no ``NVR`` header),
-            truncated or corrupt, or from an ncu version this ``ncu_report`` cannot read.
+            truncated or corrupt, from an ncu version this ``ncu_report`` cannot read, or
+            ncu_report is not installed or crashed on it.
     """
     path = Path(path)
     _check_file(path)
     fmt = ncu_rep_format(path)
     if fmt is None:
         raise ReportUnreadableError(f"{path} is not an Nsight Compute report (no NVR header)")
-    ncu_report = import_ncu_report()
-    try:
-        ctx = ncu_report.load_report(str(path))
-    except Exception as exc:  # the SWIG layer raises bare RuntimeError/ValueError
+    data = _read_in_child(path, timeout_s)
+    if data.get("error") == "no-module":
+        raise ReportUnreadableError("the ncu_report module is not installed", "pip install ncu-report")
+    if data.get("error"):
         raise ReportUnreadableError(
-            f"{path} is not a readable Nsight Compute report ({str(exc).strip()[:200] or type(exc).__name__})",
+            f"{path} is not a readable Nsight Compute report ({data['error']})",
             "pass a complete .ncu-rep; a report from a much newer ncu needs a newer `pip install -U ncu-report`",
-        ) from exc
-    rows: list[dict[str, Any]] = []
-    rules: list[dict[str, Any]] = []
-    source: list[dict[str, Any]] = []
-    files: dict[str, str] = {}
-    device: dict[str, Any] = {}
-    launch_id = 0
-    for ri in range(ctx.num_ranges()):
-        rng = ctx.range_by_idx(ri)
-        for ai in range(rng.num_actions()):
-            action = rng.action_by_idx(ai)
-            rows.extend(_action_rows(action, launch_id))
-            rules.extend(_rules(action, launch_id))
-            if launch_id < SOURCE_LAUNCHES:  # disassembly costs ~0.1-0.4 s per launch
-                source.extend(source_rows(action, launch_id))
-            files.update(_source_files(action))
-            if not device:
-                device = _device(action)
-            launch_id += 1
-    if not rows:
-        raise _no_launch_error(path, fmt, ncu_report)
-    notes = [f"Per-instruction attribution was read for the first {SOURCE_LAUNCHES} of {launch_id} launches only."] \
-        if launch_id > SOURCE_LAUNCHES else []
-    metrics = dedupe_metrics(pd.DataFrame(rows, columns=METRIC_COLUMNS))
-    version = ""
+        )
+    if not data["rows"]:
+        raise _no_launch_error(path, fmt, data.get("module_version", ""))
+    n = data["launches"]
+    notes = [f"Per-instruction attribution was read for the first {SOURCE_LAUNCHES} of {n} launches only."] \
+        if n > SOURCE_LAUNCHES else []
+    return Capture(dedupe_metrics(pd.DataFrame(data["rows"], columns=METRIC_COLUMNS)),
+                   pd.DataFrame(data["rules"], columns=RULE_COLUMNS), path, "ncu-rep", data["device"],
+                   data["version"], pd.DataFrame(data["source"], columns=SOURCE_COLUMNS), data["files"], notes)
+
+
+def _read_in_child(path: Path, timeout_s: float) -> dict[str, Any]:
+    """Run :func:`profiler_report.ncu_reader.read_raw` in a fresh interpreter; return its data."""
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
     try:
-        version = str(ctx.get_version())
-    except Exception:
-        pass
-    return Capture(metrics, pd.DataFrame(rules, columns=RULE_COLUMNS), path, "ncu-rep", device, version,
-                   pd.DataFrame(source, columns=SOURCE_COLUMNS), files, notes)
+        res = subprocess.run([sys.executable, "-m", "profiler_report.ncu_reader", str(path)],
+                             capture_output=True, timeout=timeout_s, env=env)
+    except subprocess.TimeoutExpired as exc:
+        raise ReportUnreadableError(f"reading {path} took longer than {timeout_s:.0f} s") from exc
+    if res.returncode != 0:
+        why = "crashed" if res.returncode < 0 else f"exited with status {res.returncode}"
+        tail = res.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        raise ReportUnreadableError(f"ncu_report {why} reading {path} {tail[0][:200]}".strip(),
+                                    "check the file; try another ncu-report version (`pip install -U ncu-report`)")
+    try:
+        return pickle.loads(res.stdout)
+    except Exception as exc:  # a child that printed something else
+        raise ReportUnreadableError(f"ncu_report gave no readable data for {path} ({type(exc).__name__})") from exc
 
 
-def _no_launch_error(path: Path, fmt: int, ncu_report: Any) -> ReportUnreadableError:
+def _no_launch_error(path: Path, fmt: int, module_version: str) -> ReportUnreadableError:
     """Why a report with an NVR header yields no launch: another format version, else truncation."""
     try:
         lib = importlib.metadata.version("ncu-report")
     except importlib.metadata.PackageNotFoundError:  # the copy bundled with an ncu install
-        lib = getattr(ncu_report, "__version__", "(bundled)")
+        lib = module_version or "(bundled)"
     if fmt != NCU_REP_FORMAT:
         return ReportUnreadableError(
             f"{path} uses report format version {fmt}, which ncu_report {lib} read no kernel launch from "
@@ -341,27 +204,6 @@ def _no_launch_error(path: Path, fmt: int, ncu_report: Any) -> ReportUnreadableE
     )
 
 
-def _action_rows(action: Any, launch_id: int) -> list[dict[str, Any]]:
-    demangled = action.name(action.NameBase_DEMANGLED)
-    base = {
-        "launch_id": launch_id,
-        "kernel": short_kernel_name(demangled),
-        "demangled": demangled,
-        "nvtx_range": _nvtx_ranges(action),
-        "grid": _dim(action, "launch__grid_dim"),
-        "block": _dim(action, "launch__block_dim"),
-    }
-    rows = []
-    for name in action.metric_names():
-        m = action.metric_by_name(name)
-        v = _metric_value(m)
-        if v is None or math.isnan(v):
-            continue  # missing stays missing, never 0
-        value, unit = normalize_unit(v, m.unit())
-        rows.append({**base, "metric": name, "value": value, "unit": unit})
-    return rows
-
-
 def dedupe_metrics(frame: pd.DataFrame) -> pd.DataFrame:
     """Key metrics by their plain name: a collector-prefixed copy (``LTS.TriageCompute.<metric>``)
     is renamed to the plain name and kept only when the plain metric itself is absent."""
@@ -371,13 +213,6 @@ def dedupe_metrics(frame: pd.DataFrame) -> pd.DataFrame:
     out = out.drop_duplicates(["launch_id", "metric"], keep="first").drop(columns="_prefixed")
     return out.sort_values(["launch_id", "metric"]).reset_index(drop=True)
 
-
-def _dim(action: Any, prefix: str) -> str:
-    vals = []
-    for axis in "xyz":
-        m = action.metric_by_name(f"{prefix}_{axis}")
-        vals.append(str(int(m.as_uint64())) if m is not None and m.has_value() else "?")
-    return f"({', '.join(vals)})"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -776,85 +611,3 @@ def details_table(path: str | Path) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------
 # Per-instruction attribution (.ncu-rep only)
 
-#: SOURCE_COLUMNS value column -> the instanced ncu metric (one value per SASS PC) it comes from.
-_PER_PC_METRICS = {
-    "inst_executed": "inst_executed",
-    "shared_wavefronts": "memory_l1_wavefronts_shared",
-    "shared_ideal_wavefronts": "memory_l1_wavefronts_shared_ideal",
-    "shared_excessive_wavefronts": "derived__memory_l1_wavefronts_shared_excessive",
-}
-#: Instructions kept per launch besides every shared-memory one: the most executed.
-TOP_INSTRUCTIONS = 20
-#: Launches of a .ncu-rep whose per-instruction values are read (the first ones, in capture order).
-SOURCE_LAUNCHES = 100
-
-
-def _per_pc(action: Any, name: str) -> dict[int, float]:
-    """PC -> value of an instanced metric whose instances are correlated by PC; {} when absent."""
-    m = action.metric_by_name(name)
-    if m is None or not m.has_correlation_ids():
-        return {}
-    ids = m.correlation_ids()
-    out: dict[int, float] = {}
-    for i in range(m.num_instances()):
-        out[int(ids.as_uint64(i))] = float(m.as_double(i))
-    return out
-
-
-def shared_side(sass: str) -> str:
-    """'load' for LDS/LDSM, 'store' for STS and LDGSTS (it writes shared memory), else ''.
-
-    A leading predicate (``@!P0``) is skipped: ``@!P0 STS [R7], R8`` -> 'store'.
-    """
-    ops = [t for t in sass.split() if not t.startswith("@")]
-    op = ops[0].upper() if ops else ""
-    if op.startswith("LDGSTS") or op.startswith("STS"):
-        return "store"
-    if op.startswith("LDS"):
-        return "load"
-    return ""
-
-
-def source_rows(action: Any, launch_id: int) -> list[dict[str, Any]]:
-    """Per-instruction rows (SOURCE_COLUMNS) of one ncu_report action.
-
-    Every instruction with a shared-memory wavefront value is kept, plus the TOP_INSTRUCTIONS most
-    executed. ``file``/``line`` come from ``action.source_info(pc)``: empty/0 when the kernel was
-    built without line information (-lineinfo), and the report then attributes to SASS only.
-    Any failure of the ncu_report calls yields [] (the report notes that attribution is missing).
-    """
-    try:
-        values = {col: _per_pc(action, name) for col, name in _PER_PC_METRICS.items()}
-    except Exception:  # the SWIG layer raises bare RuntimeError on odd reports
-        return []
-    executed = values["inst_executed"]
-    shared_pcs = set(values["shared_wavefronts"]) | set(values["shared_excessive_wavefronts"])
-    top = sorted(executed, key=lambda pc: -executed[pc])[:TOP_INSTRUCTIONS]
-    pcs = sorted(shared_pcs | set(top))
-    if not pcs:
-        return []
-    base = min(executed) if executed else min(pcs)
-    rows = []
-    for pc in pcs:
-        try:
-            sass = str(action.sass_by_pc(pc) or "").strip()
-            info = action.source_info(pc)
-        except Exception:
-            sass, info = "", None
-        side = shared_side(sass)
-        if not side and pc in shared_pcs:
-            side = "other shared"
-        rows.append({
-            "launch_id": launch_id, "pc_offset": pc - base, "sass": sass, "side": side,
-            "file": str(info.file_name()) if info is not None else "",
-            "line": int(info.line()) if info is not None else 0,
-            **{col: values[col].get(pc, math.nan) for col in _PER_PC_METRICS},
-        })
-    return rows
-
-
-def _source_files(action: Any) -> dict[str, str]:
-    try:
-        return {str(k): str(v) for k, v in dict(action.source_files()).items()}
-    except Exception:
-        return {}

@@ -29,8 +29,7 @@ from .config import Manifest, resource_dir, stage_sources
 
 
 def pyplot() -> Any:
-    """matplotlib.pyplot on the Agg backend, imported on first use (the package has already
-    imported ncu_report: see profiler_report._ncu for why the order matters)."""
+    """matplotlib.pyplot on the Agg backend, imported on first use."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -174,7 +174,7 @@ def rep_other_format() -> bytes:
 FILES: dict[str, tuple[Callable[[], bytes], str]] = {
     "raw_trimmed.csv": (lambda: write_records(trimmed_raw()),
                         "raw page cut to launches 0-1 and 27 columns; keeps the real quirks: units row with "
-                        "empty id cells, '16,252,928' beside '79.113728', Mbyte and us units, and "
+                        "empty id cells, '16,252,928' beside '80.159488', Mbyte and us units, and "
                         "TPC.TriageCompute.sm__cycles_active.avg beside a different sm__cycles_active.avg"),
     "missing_cells.csv": (lambda: write_records(missing_cells()),
                           "raw_trimmed with 'nan', 'n/a' and 'no data' in three cells of launch 1"),

@@ -1,0 +1,322 @@
+"""Read a ``.ncu-rep`` with NVIDIA's ncu_report into plain Python data, in a process of its own.
+
+ncu_report's native library crashes (segfaults) when other C++ extensions were loaded into the
+same process before it, and it crashes the CuPy import when it comes first: seen with pandas 3 +
+pyarrow on the H200 machine (CPython 3.12, the copy bundled with ncu 2025.3.1), and with
+matplotlib's kiwisolver here (CPython 3.11, PyPI ncu-report 2025.3.1). So
+:func:`profiler_report.extract.read_ncu_rep` runs ``python -m profiler_report.ncu_reader PATH``,
+which imports nothing but ncu_report and the standard library, and takes back a pickle of lists
+and dicts. The unit and name helpers live here too, because both readers use them.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import re
+import sys
+from typing import Any
+
+from . import _ncu
+
+_PREFIX = {"p": 1e-12, "n": 1e-9, "u": 1e-6, "m": 1e-3, "": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+_BASES = ("byte", "cycle", "hz", "inst", "warp", "sector", "request", "wavefront",
+          "thread", "block", "register", "transaction", "bit")
+_UNIT_PART = re.compile(rf"^(?P<p>[pnumKMGT]?)(?P<b>{'|'.join(_BASES)})$")
+#: Time units in nanoseconds, the one internal time unit.
+_TIME_NS = {"ps": 1e-3, "psecond": 1e-3, "ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3,
+            "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9}
+
+
+def _part(part: str) -> tuple[float, str] | None:
+    """(scale to base, base) of one side of a unit; None when not understood."""
+    if part in _TIME_NS:
+        return _TIME_NS[part], "ns"
+    m = _UNIT_PART.match(part)
+    if m:
+        return _PREFIX[m.group("p")], m.group("b")
+    return None
+
+
+def normalize_unit(value: float, unit: str) -> tuple[float, str]:
+    """Convert ``value`` in an ncu unit to base units; return (value, unit).
+
+    Times become ``ns`` (``usecond``, ``us`` -> ``ns``); per-time rates become ``/s``
+    (``Gbyte/s``, ``sector/ns`` -> ``byte/s``, ``sector/s``); SI prefixes go (``Mbyte`` ->
+    ``byte``, ``%/Kbyte`` -> ``%/byte``). Units not understood (``%``, ``register/thread``) pass
+    through unchanged; so do their values.
+    """
+    unit = (unit or "").strip()
+    if not unit:
+        return value, ""
+    num, _, den = unit.partition("/")
+    scale = 1.0
+    p = _part(num)
+    if p:
+        scale, num = p
+    if den:
+        q = _part(den)
+        if q and q[1] == "ns":  # a rate: express it per second
+            scale *= 1e9 / q[0]
+            den = "s"
+        elif q:
+            scale /= q[0]
+            den = q[1]
+        return value * scale, f"{num}/{den}"
+    return value * scale, num
+
+
+_SHORT = re.compile(r"^(?:void\s+)?([A-Za-z_\x00][\w:\x00]*)")
+_ANON = "(anonymous namespace)"
+
+
+def short_kernel_name(name: str) -> str:
+    """``void ns::transpose_naive<float>(const float *, ...)`` -> ``ns::transpose_naive``;
+    ``void (anonymous namespace)::k<T<(int)3>>(P)`` -> ``(anonymous namespace)::k``."""
+    text = name.strip()
+    m = _SHORT.match(text.replace(_ANON, "\x00"))
+    return m.group(1).replace("\x00", _ANON) if m else text
+
+
+
+#: Launches of a .ncu-rep whose per-instruction values are read (the first ones, in capture order).
+SOURCE_LAUNCHES = 100
+
+def _nvtx_ranges(action: Any) -> str:
+    try:
+        state = action.nvtx_state()
+        if state is None:
+            return ""
+        names: list[str] = []
+        for dom_id in state.domains():
+            names.extend(state.domain_by_id(dom_id).push_pop_ranges())
+        return "/".join(names)
+    except Exception:  # ncu_report raises plain RuntimeError subclasses here
+        return ""
+
+
+def _metric_value(m: Any) -> float | None:
+    kind = m.kind()
+    if kind == m.ValueKind_STRING or not m.has_value():
+        return None
+    if kind in (m.ValueKind_UINT32, m.ValueKind_UINT64):
+        return float(m.as_uint64())
+    return float(m.as_double())
+
+
+def _device(action: Any) -> dict[str, Any]:
+    info: dict[str, Any] = {}
+    for key, metric in (
+        ("gpu", "device__attribute_display_name"),
+        ("sm_count", "device__attribute_multiprocessor_count"),
+        ("cc_major", "device__attribute_compute_capability_major"),
+        ("cc_minor", "device__attribute_compute_capability_minor"),
+        ("sm_clock_khz", "device__attribute_clock_rate"),
+        ("memory_clock_khz", "device__attribute_memory_clock_rate"),
+        ("l2_bytes", "device__attribute_l2_cache_size"),
+        ("chip", "device__attribute_chip"),
+    ):
+        m = action.metric_by_name(metric)
+        if m is None:
+            continue
+        info[key] = m.as_string() if m.kind() == m.ValueKind_STRING else m.value()
+    return info
+
+
+def _rules(action: Any, launch_id: int) -> list[dict[str, Any]]:
+    rows = []
+    for r in action.rule_results():
+        msg = r.rule_message() if r.has_rule_message() else None  # dict: title, message, type
+        speed = r.speedup_estimation() if r.has_speedup_estimation() else None  # dict: type, speedup
+        if not msg:
+            continue
+        rows.append({
+            "launch_id": launch_id,
+            "rule": r.rule_identifier(),
+            "section": r.section_identifier(),
+            "type": _msg_type(msg.get("type", 0)),
+            "title": msg.get("title") or r.name(),
+            "message": clean_rule_text(msg.get("message", "")),
+            "speedup_pct": float(speed["speedup"]) if speed else math.nan,
+            "speedup_type": _speedup_type(speed["type"]) if speed else "",
+        })
+    return rows
+
+
+_LINK = re.compile(r"@(?:section|url):([^:@]+):?([^@]*)@")
+
+
+def clean_rule_text(text: str) -> str:
+    """Drop ncu's link markup: ``@section:Id:Name@`` -> ``Name``, ``@url:Name:https://..@`` -> ``Name``."""
+    return _LINK.sub(lambda m: m.group(2).split(":http")[0] if m.group(2) else m.group(1), text)
+
+
+def _msg_type(t: int) -> str:
+    return {0: "none", 1: "ok", 2: "warning", 3: "error", 4: "optimization"}.get(int(t), str(t))
+
+
+def _speedup_type(t: int) -> str:
+    return {0: "unknown", 1: "local", 2: "global"}.get(int(t), str(t))
+
+
+def _action_rows(action: Any, launch_id: int) -> list[dict[str, Any]]:
+    demangled = action.name(action.NameBase_DEMANGLED)
+    base = {
+        "launch_id": launch_id,
+        "kernel": short_kernel_name(demangled),
+        "demangled": demangled,
+        "nvtx_range": _nvtx_ranges(action),
+        "grid": _dim(action, "launch__grid_dim"),
+        "block": _dim(action, "launch__block_dim"),
+    }
+    rows = []
+    for name in action.metric_names():
+        m = action.metric_by_name(name)
+        v = _metric_value(m)
+        if v is None or math.isnan(v):
+            continue  # missing stays missing, never 0
+        value, unit = normalize_unit(v, m.unit())
+        rows.append({**base, "metric": name, "value": value, "unit": unit})
+    return rows
+
+
+def _dim(action: Any, prefix: str) -> str:
+    vals = []
+    for axis in "xyz":
+        m = action.metric_by_name(f"{prefix}_{axis}")
+        vals.append(str(int(m.as_uint64())) if m is not None and m.has_value() else "?")
+    return f"({', '.join(vals)})"
+
+
+
+#: SOURCE_COLUMNS value column -> the instanced ncu metric (one value per SASS PC) it comes from.
+_PER_PC_METRICS = {
+    "inst_executed": "inst_executed",
+    "shared_wavefronts": "memory_l1_wavefronts_shared",
+    "shared_ideal_wavefronts": "memory_l1_wavefronts_shared_ideal",
+    "shared_excessive_wavefronts": "derived__memory_l1_wavefronts_shared_excessive",
+}
+#: Instructions kept per launch besides every shared-memory one: the most executed.
+TOP_INSTRUCTIONS = 20
+
+
+def _per_pc(action: Any, name: str) -> dict[int, float]:
+    """PC -> value of an instanced metric whose instances are correlated by PC; {} when absent."""
+    m = action.metric_by_name(name)
+    if m is None or not m.has_correlation_ids():
+        return {}
+    ids = m.correlation_ids()
+    out: dict[int, float] = {}
+    for i in range(m.num_instances()):
+        out[int(ids.as_uint64(i))] = float(m.as_double(i))
+    return out
+
+
+def shared_side(sass: str) -> str:
+    """'load' for LDS/LDSM, 'store' for STS and LDGSTS (it writes shared memory), else ''.
+
+    A leading predicate (``@!P0``) is skipped: ``@!P0 STS [R7], R8`` -> 'store'.
+    """
+    ops = [t for t in sass.split() if not t.startswith("@")]
+    op = ops[0].upper() if ops else ""
+    if op.startswith("LDGSTS") or op.startswith("STS"):
+        return "store"
+    if op.startswith("LDS"):
+        return "load"
+    return ""
+
+
+def source_rows(action: Any, launch_id: int) -> list[dict[str, Any]]:
+    """Per-instruction rows (SOURCE_COLUMNS) of one ncu_report action.
+
+    Every instruction with a shared-memory wavefront value is kept, plus the TOP_INSTRUCTIONS most
+    executed. ``file``/``line`` come from ``action.source_info(pc)``: empty/0 when the kernel was
+    built without line information (-lineinfo), and the report then attributes to SASS only.
+    Any failure of the ncu_report calls yields [] (the report notes that attribution is missing).
+    """
+    try:
+        values = {col: _per_pc(action, name) for col, name in _PER_PC_METRICS.items()}
+    except Exception:  # the SWIG layer raises bare RuntimeError on odd reports
+        return []
+    executed = values["inst_executed"]
+    shared_pcs = set(values["shared_wavefronts"]) | set(values["shared_excessive_wavefronts"])
+    top = sorted(executed, key=lambda pc: -executed[pc])[:TOP_INSTRUCTIONS]
+    pcs = sorted(shared_pcs | set(top))
+    if not pcs:
+        return []
+    base = min(executed) if executed else min(pcs)
+    rows = []
+    for pc in pcs:
+        try:
+            sass = str(action.sass_by_pc(pc) or "").strip()
+            info = action.source_info(pc)
+        except Exception:
+            sass, info = "", None
+        side = shared_side(sass)
+        if not side and pc in shared_pcs:
+            side = "other shared"
+        rows.append({
+            "launch_id": launch_id, "pc_offset": pc - base, "sass": sass, "side": side,
+            "file": str(info.file_name()) if info is not None else "",
+            "line": int(info.line()) if info is not None else 0,
+            **{col: values[col].get(pc, math.nan) for col in _PER_PC_METRICS},
+        })
+    return rows
+
+
+def _source_files(action: Any) -> dict[str, str]:
+    try:
+        return {str(k): str(v) for k, v in dict(action.source_files()).items()}
+    except Exception:
+        return {}
+
+
+def read_raw(path: str) -> dict[str, Any]:
+    """Every launch of the report at ``path`` as plain data (run in the child process).
+
+    Returns:
+        dict with ``rows`` (metric rows), ``rules``, ``source`` (per-instruction rows), ``files``
+        (source file name -> text), ``device``, ``version`` (of ncu_report), ``launches``,
+        ``error`` (a message when ncu_report could not load the file, else "").
+    """
+    ncu_report = _ncu.load()
+    if ncu_report is None:
+        return {"error": "no-module"}
+    try:
+        ctx = ncu_report.load_report(path)
+    except Exception as exc:  # the SWIG layer raises bare RuntimeError/ValueError
+        return {"error": str(exc).strip()[:200] or type(exc).__name__}
+    out: dict[str, Any] = {"rows": [], "rules": [], "source": [], "files": {}, "device": {}, "error": ""}
+    launch_id = 0
+    for ri in range(ctx.num_ranges()):
+        rng = ctx.range_by_idx(ri)
+        for ai in range(rng.num_actions()):
+            action = rng.action_by_idx(ai)
+            out["rows"].extend(_action_rows(action, launch_id))
+            out["rules"].extend(_rules(action, launch_id))
+            if launch_id < SOURCE_LAUNCHES:  # disassembly costs ~0.1-0.4 s per launch
+                out["source"].extend(source_rows(action, launch_id))
+            out["files"].update(_source_files(action))
+            if not out["device"]:
+                out["device"] = _device(action)
+            launch_id += 1
+    out["launches"] = launch_id
+    try:
+        out["version"] = str(ctx.get_version())
+    except Exception:
+        out["version"] = ""
+    out["module_version"] = getattr(ncu_report, "__version__", "")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m profiler_report.ncu_reader PATH``: pickle :func:`read_raw` to stdout."""
+    args = sys.argv[1:] if argv is None else argv
+    data = read_raw(args[0])
+    sys.stdout.buffer.write(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
+    sys.stdout.buffer.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
