@@ -418,6 +418,26 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
 
+def judge_timing(prev: pd.Series, row: pd.Series, direction: str) -> tuple[str, str]:
+    """Verdict on an expected time change, from the event timings' spread rather than a fixed 5 %.
+
+    "confirmed" when the p10-p90 ranges of the two stages do not overlap and the median moved the
+    expected way; "refuted" when they do not overlap and it moved the other way; else "no effect".
+    Source: event_median_us, event_p10_us, event_p90_us (CUDA events, median of N launches).
+    """
+    med0, med1 = float(prev.get("event_median_us", math.nan)), float(row.get("event_median_us", math.nan))
+    lo0, hi0 = float(prev.get("event_p10_us", math.nan)), float(prev.get("event_p90_us", math.nan))
+    lo1, hi1 = float(row.get("event_p10_us", math.nan)), float(row.get("event_p90_us", math.nan))
+    if any(math.isnan(x) for x in (med0, med1, lo0, hi0, lo1, hi1)):
+        return judge(med0, med1, direction, None, None)
+    moved = f"{_fmt(med0)} -> {_fmt(med1)} us (median; p10-p90 {_fmt(lo0)}-{_fmt(hi0)} -> {_fmt(lo1)}-{_fmt(hi1)})"
+    if hi1 < lo0:
+        return ("confirmed" if direction == "down" else "refuted"), moved + ": faster beyond the spread"
+    if lo1 > hi0:
+        return ("confirmed" if direction == "up" else "refuted"), moved + ": slower beyond the spread"
+    return "no effect", moved + ": the ranges overlap"
+
+
 def judge_expectations(summary: pd.DataFrame, manifest_stages: list[Stage]) -> pd.DataFrame:
     """Each manifest expectation judged against the summary (previous stage -> this stage).
 
@@ -435,7 +455,10 @@ def judge_expectations(summary: pd.DataFrame, manifest_stages: list[Stage]) -> p
             if metric == "duration_us":
                 metric = speed_column(stages)
             old, new = float(a.get(metric, math.nan)), float(b.get(metric, math.nan))
-            verdict, why = judge(old, new, e.direction, e.factor, e.to)
+            if metric == "event_median_us" and e.factor is None and e.to is None:
+                verdict, why = judge_timing(a, b, e.direction)
+            else:
+                verdict, why = judge(old, new, e.direction, e.factor, e.to)
             rows.append({"stage": st.id, "previous": a["stage"], "metric": metric, "text": e.text,
                          "old": old, "new": new, "verdict": verdict, "why": why})
     return pd.DataFrame(rows, columns=["stage", "previous", "metric", "text", "old", "new", "verdict", "why"])

@@ -123,3 +123,18 @@ def test_foreign_capture_labels(f32_capture):
     a = analyze(f32_capture, None, [("tiled", "^transpose_(padded|unrolled)$"), ("slow", "naive")])
     assert list(a.summary["stage"]) == ["slow", "tiled", "tiled#2"]
     assert a.expectations.empty
+
+
+def test_time_expectations_are_judged_by_the_spread():
+    import pandas as pd
+
+    from profiler_report.analyze import judge_timing
+
+    def row(med, p10, p90):
+        return pd.Series({"event_median_us": med, "event_p10_us": p10, "event_p90_us": p90})
+
+    # 2 % faster but beyond the run-to-run spread: confirmed, where a fixed 5 % rule says "no effect".
+    assert judge_timing(row(136.0, 135.1, 137.4), row(132.7, 132.0, 134.6), "down")[0] == "confirmed"
+    assert judge_timing(row(146.0, 144.6, 147.6), row(145.8, 144.4, 147.9), "down")[0] == "no effect"
+    assert judge_timing(row(100.0, 99.0, 101.0), row(120.0, 119.0, 121.0), "down")[0] == "refuted"
+    assert judge_timing(row(100.0, float("nan"), 101.0), row(90.0, 89.0, 91.0), "down")[0] == "confirmed"
