@@ -475,13 +475,27 @@ _VERDICT_METRICS = (
 )
 
 
-def stage_verdict(prev: pd.Series | None, row: pd.Series, speed_col: str) -> str:
-    """One line, computed from the numbers, on what a stage changed relative to ``prev``."""
-    if prev is None:
-        return f"Baseline: {_fmt(row[speed_col])} us ({'event-timed' if speed_col.startswith('event') else 'ncu'})."
+def _speed_phrase(prev: pd.Series, row: pd.Series, speed_col: str) -> str:
+    """'1.39x faster than padded', or 'as fast as X within the run-to-run spread' when the event
+    timings' p10-p90 ranges overlap."""
     sp = _ratio(prev[speed_col], row[speed_col])
-    head = (f"{sp:.2f}x faster than {prev['stage']}" if sp >= 1 else f"{1 / sp:.2f}x slower than {prev['stage']}") \
-        if not math.isnan(sp) else "speed not measured"
+    if math.isnan(sp):
+        return "speed not measured"
+    if speed_col == "event_median_us":
+        lo0, hi0 = float(prev.get("event_p10_us", math.nan)), float(prev.get("event_p90_us", math.nan))
+        lo1, hi1 = float(row.get("event_p10_us", math.nan)), float(row.get("event_p90_us", math.nan))
+        if not any(math.isnan(x) for x in (lo0, hi0, lo1, hi1)) and hi1 >= lo0 and lo1 <= hi0:
+            return f"as fast as {prev['stage']} within the run-to-run spread ({sp:.2f}x)"
+    return f"{sp:.2f}x faster than {prev['stage']}" if sp >= 1 else f"{1 / sp:.2f}x slower than {prev['stage']}"
+
+
+def stage_verdict(prev: pd.Series | None, row: pd.Series, speed_col: str) -> str:
+    """One line, computed from the numbers: the speed change relative to ``prev`` (event timings
+    judged with their spread), then the headline metrics that moved by more than 5 %, and the top
+    stall reason when it changed. It lists what moved; the stage's expectations say why."""
+    source = "event-timed median" if speed_col.startswith("event") else "ncu duration"
+    if prev is None:
+        return f"Baseline: {_fmt(row[speed_col])} us ({source})."
     parts = []
     for col, label, unit in _VERDICT_METRICS:
         a, b = float(prev.get(col, math.nan)), float(row.get(col, math.nan))
@@ -489,9 +503,11 @@ def stage_verdict(prev: pd.Series | None, row: pd.Series, speed_col: str) -> str
             continue
         if abs(b - a) > NO_EFFECT_REL * max(abs(a), abs(b), 1e-12) and abs(b - a) > 0.05:
             parts.append(f"{label} {_fmt(a)}{unit} -> {_fmt(b)}{unit}")
-    top = str(row.get("top_stalls", "")).split(",")[0].strip()
-    tail = f"; top stall now {top.split(' ')[0]}" if top else ""
-    return head + (": " + "; ".join(parts) if parts else "") + tail + "."
+    top, prev_top = (str(r.get("top_stalls", "")).split(",")[0].strip().split(" ")[0] for r in (row, prev))
+    if top and top != prev_top:
+        parts.append(f"top stall {prev_top or 'n/a'} -> {top}")
+    moved = ("; measured changes: " + "; ".join(parts)) if parts else "; no headline metric moved by more than 5%"
+    return _speed_phrase(prev, row, speed_col) + moved + "."
 
 
 # ---------------------------------------------------------------------------------------------

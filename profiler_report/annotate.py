@@ -141,15 +141,23 @@ def _excessive_text(row: pd.Series) -> str:
 
 
 def block_shape_warning(row: pd.Series, tile: str) -> str:
-    """A warning when a launch whose block x-size is not 32 has excessive shared wavefronts."""
+    """A warning when a launch with a 2-D block whose x-size is not 32 has excessive shared wavefronts."""
     x = block_x(row.get("block", ""))
     excessive = row.get("shared_excessive_wavefronts", math.nan)
     if x is None or x == 32 or pd.isna(excessive) or excessive <= 0:
         return ""
+    if re.match(r"\s*\(?\s*\d+\s*,\s*1\b", str(row.get("block", ""))):
+        return ""  # a 1-D block does not walk a 2-D tile by threadIdx.x: the x-size is no clue there
     return (f"This launch's block x-size is {x}, not 32, and it has {fmt(excessive)} excessive shared wavefronts "
             f"(block {row.get('block')}, {tile}). A one-element pad makes a tile column conflict-free only for "
             "32 consecutive threads walking it; with this block shape the threads of a warp map onto the tile "
             "differently, and these conflicts are real (wavefronts beyond the ideal), not a raw-counter artifact.")
+
+
+def _short_file(path: str) -> str:
+    """File name for the location column; NVRTC's hashed in-memory name reads 'NVRTC source'."""
+    base = os.path.basename(path)
+    return "NVRTC source" if base.endswith(".cubin.cu") and len(base) > 40 else base
 
 
 def attribution(capture: Capture | None, launch_id: int, own_source: str | None) -> tuple[list[dict[str, Any]], str]:
@@ -182,7 +190,7 @@ def attribution(capture: Capture | None, launch_id: int, own_source: str | None)
             line_text = _line(own_lines, r.line)
         shared_fmt = fmt if r.side else (lambda _v: "-")
         rows.append({
-            "location": f"{os.path.basename(r.file)}:{r.line}" if r.line > 0 else f"SASS +0x{r.pc_offset:x}",
+            "location": f"{_short_file(r.file)}:{r.line}" if r.line > 0 else f"SASS +0x{r.pc_offset:x}",
             "line_text": line_text, "sass": r.sass, "side": r.side or "-",
             "inst_executed": fmt(r.inst_executed), "shared_wavefronts": shared_fmt(r.shared_wavefronts),
             "shared_ideal_wavefronts": shared_fmt(r.shared_ideal_wavefronts),

@@ -105,7 +105,8 @@ def run(ctx: click.Context, rows: int, cols: int, dtype: str, profile_rows: int 
 
     def render(folder: Path) -> None:
         if (folder / "profile.ncu-rep").is_file():
-            render_capture(folder / "profile.ncu-rep", folder, live=True, sidecars=read_sidecars(folder))
+            render_capture(folder / "profile.ncu-rep", folder, live=True, sidecars=read_sidecars(folder),
+                           capture_label=str(out / "profile.ncu-rep"))
         else:
             from .report import render_timings_only
 
@@ -151,16 +152,21 @@ def render(capture: Path, out: Path | None, stage_opts: tuple[str, ...], baselin
 @click.option("--format", "fmt", default="csv", show_default=True, type=click.Choice(["csv", "json"]))
 @click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX", help="As for render.")
 def summary(capture: Path, fmt: str, stage_opts: tuple[str, ...]) -> None:
-    """Print the per-stage headline table of CAPTURE (.ncu-rep or raw-page .csv), one row per stage."""
+    """Print the per-stage headline table of CAPTURE (.ncu-rep or raw-page .csv), one row per stage.
+
+    Event-timing columns (event_median_us, event_gbps, pct_of_memcpy, ...) are added when a
+    timings.json from a live run sits beside the capture.
+    """
     from .analyze import analyze
     from .config import load_manifest
     from .extract import read_capture
-    from .report import own_manifest_for
+    from .report import own_manifest_for, read_sidecars
 
     cap = read_capture(capture)
     labels = parse_stage_labels(stage_opts)
     manifest = None if labels else own_manifest_for(cap, load_manifest())
-    table = analyze(cap, manifest, labels or None).summary
+    timings = read_sidecars(capture.parent).timings if capture.parent.is_dir() else None
+    table = analyze(cap, manifest, labels or None, timings).summary
     if fmt == "csv":
         click.echo(table.to_csv(index=False), nl=False)
     else:
@@ -303,6 +309,12 @@ def entry() -> None:
             traceback.print_exc()
         click.echo(exc.one_line(), err=True)
         sys.exit(exc.exit_code)
+    except OSError as exc:  # an output path that is a file, a read-only folder, a full disk...
+        if debug:
+            traceback.print_exc()
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        click.echo(f"error: {exc.strerror or exc}{where} (fix: check the path and its permissions)", err=True)
+        sys.exit(2)
     except KeyboardInterrupt:
         click.echo("interrupted: earlier reports are untouched", err=True)
         sys.exit(130)

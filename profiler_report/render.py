@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 import pandas as pd
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -49,9 +50,12 @@ STAGE_METRICS = (
 #: Columns of the summary table at the top of the report.
 SUMMARY_COLUMNS = (
     "event_gbps", "pct_of_memcpy", "duration_us", "shared_excessive_wavefronts", "shared_wavefronts_per_load",
-    "global_load_efficiency_pct", "global_store_efficiency_pct", "global_store_sectors_per_request",
-    "achieved_occupancy_pct",
+    "shared_wavefronts_per_store", "global_load_efficiency_pct", "global_store_efficiency_pct",
+    "global_store_sectors_per_request", "achieved_occupancy_pct",
 )
+#: Per-instruction shared-memory ratios: "n/a" (not "not measured") for a kernel without such accesses.
+_NO_SHARED = {"shared_wavefronts_per_load": "shared_load_instructions",
+              "shared_wavefronts_per_store": "shared_store_instructions"}
 _COLUMNS = {c.name: c for c in (*HEADLINE, *TIMING_COLUMNS)}
 
 
@@ -234,6 +238,12 @@ def code_diff_html(previous: str | None, current: str, prev_id: str, cur_id: str
 # Page
 
 
+def _cell(row: pd.Series, col: str) -> str:
+    if col in _NO_SHARED and row.get(_NO_SHARED[col]) == 0:
+        return "n/a (no shared accesses)"
+    return fmt(row[col], _COLUMNS[col].unit)
+
+
 def _metric_rows(prev: pd.Series | None, row: pd.Series) -> list[MetricRow]:
     out = []
     for name in STAGE_METRICS:
@@ -255,8 +265,8 @@ def _metric_rows(prev: pd.Series | None, row: pd.Series) -> list[MetricRow]:
         source = col.source
         if name == "shared_excessive_wavefronts" and row.get("shared_excessive_source") == "computed":
             source += " [computed: the derived metric was not in the capture]"
-        out.append(MetricRow(name, col.label, fmt(old, col.unit) if prev is not None else "",
-                             fmt(cur, col.unit), change, source, moved))
+        out.append(MetricRow(name, col.label, _cell(prev, name) if prev is not None else "",
+                             _cell(row, name), change, source, moved))
     return out
 
 
@@ -315,7 +325,7 @@ def build_page(analysis: Analysis, provenance: dict[str, Any], manifest: Manifes
     header = ["stage", *[_COLUMNS[c].label for c in SUMMARY_COLUMNS if c in summary], "verdict"]
     rows = []
     for _, r in summary.iterrows():
-        cells = [fmt(r[c], _COLUMNS[c].unit) for c in SUMMARY_COLUMNS if c in summary]
+        cells = [_cell(r, c) for c in SUMMARY_COLUMNS if c in summary]
         default = "ceiling reference" if r["role"] == "ceiling" else ""
         rows.append({"stage": r["stage"], "role": r["role"], "cells": cells,
                      "verdict": analysis.verdicts.get(r["stage"], default)})
@@ -376,18 +386,28 @@ def sweep_table(sweep: list[dict[str, Any]]) -> pd.DataFrame:
     frame = frame[frame["name"].map(lambda n: "[" not in n)]  # attempts with other build options aside
     stages = frame[(frame["kind"] == "stage") & frame["gbps"].notna()]
     best = stages.loc[stages.groupby(["dtype", "size"], sort=False)["gbps"].idxmax()]
-    out = best[["dtype", "size", "rows", "cols", "resident", "name", "gbps", "pct_of_memcpy"]]
+    out = best[["dtype", "size", "rows", "cols", "resident", "name", "gbps", "pct_of_memcpy"]].copy()
+    itemsize = out["dtype"].map({"float16": 2, "float32": 4, "float64": 8})
+    out["bytes_moved"] = 2 * out["rows"] * out["cols"] * itemsize
+    out = out.sort_values(["dtype", "bytes_moved"], kind="stable")
     return out.rename(columns={"name": "best_stage"}).reset_index(drop=True)
 
 
 def draw_sweep(frame: pd.DataFrame) -> str:
-    """Best stage's % of memcpy per size, one line per dtype. Returns SVG text."""
-    fig, ax = pyplot().subplots(figsize=(7.5, 3.2))
-    for dtype, sub in frame.groupby("dtype", sort=False):
-        ax.plot(sub["size"] + " " + sub["resident"], sub["pct_of_memcpy"], marker="o", label=dtype)
+    """Best stage's % of memcpy against the bytes moved (log scale), one series per dtype, points
+    joined in size order within a dtype; L2-resident points hollow. Returns SVG text."""
+    fig, ax = pyplot().subplots(figsize=(7.5, 3.4))
+    data = frame.assign(mib=frame["bytes_moved"] / 2**20).sort_values(["dtype", "mib"], kind="stable")
+    for dtype, sub in data.groupby("dtype", sort=False):
+        line = ax.plot(sub["mib"], sub["pct_of_memcpy"], marker="", linestyle="-", alpha=0.5)[0]
+        for where, face in (("DRAM", line.get_color()), ("L2", "none")):
+            pts = sub[sub["resident"] == where]
+            ax.scatter(pts["mib"], pts["pct_of_memcpy"], facecolors=face, edgecolors=line.get_color(),
+                       label=f"{dtype} ({where})" if len(pts) else None, zorder=3)
+    ax.set_xscale("log")
+    ax.set_xlabel("MiB read + written per transpose (log scale); hollow: fits in L2")
     ax.set_ylabel("best stage, % of memcpy")
-    ax.tick_params(axis="x", labelrotation=45, labelsize=7)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, ncols=2)
     ax.spines[["top", "right"]].set_visible(False)
     return _svg(fig)
 
@@ -420,7 +440,17 @@ def render_html(page: Page) -> str:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True,
     )
+    env.filters["code"] = inline_code
     return env.get_template("report.html.j2").render(page=page)
+
+
+_BACKTICKS = re.compile(r"`([^`]+)`")
+
+
+def inline_code(text: str) -> markupsafe.Markup:
+    """Escape ``text`` and turn `backticked` spans (as the manifest writes code) into <code>."""
+    escaped = str(markupsafe.escape(text))
+    return markupsafe.Markup(_BACKTICKS.sub(r"<code>\1</code>", escaped))
 
 
 def atomic_write(path: Path, text: str) -> None:

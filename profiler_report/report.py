@@ -90,8 +90,11 @@ def capture_provenance(capture: Capture, side: Sidecars, live: bool) -> dict[str
 
 def render_capture(capture_path: Path, out: Path, *, labels: list[tuple[str, str]] | None = None,
                    live: bool = False, manifest: Manifest | None = None,
-                   sidecars: Sidecars | None = None) -> tuple[Analysis, list[Path]]:
+                   sidecars: Sidecars | None = None, capture_label: str | None = None) -> tuple[Analysis, list[Path]]:
     """Read, analyze and render one capture into ``out`` (index.html, summary.csv, summary.json).
+
+    ``capture_label`` is the path the report names for the capture (a live run renders inside
+    its ``.partial`` folder, then renames it).
 
     Raises:
         ReportUnreadableError: the capture cannot be read.
@@ -103,6 +106,8 @@ def render_capture(capture_path: Path, out: Path, *, labels: list[tuple[str, str
     own = None if labels else own_manifest_for(capture, manifest)
     analysis = analyze(capture, own, labels, side.timings)
     prov = capture_provenance(capture, side, live)
+    if capture_label:
+        prov["capture"] = capture_label
     page = build_page(analysis, prov, own, side.timings, side.validation, bench=side.bench, sweep=side.sweep)
     page.notes.extend(page_notes(prov, capture))
     annotate_stages(page, analysis, capture, own, side.validation)

@@ -8,7 +8,9 @@ VENV=${VENV:-.venv}
 
 # Use this Python as it is when it already has what the tool needs (a GPU box with its own
 # stack and no package index, for example); otherwise install into the virtual environment.
-if PYTHONPATH=$PWD "$PYTHON" -c "import pandas, jinja2, matplotlib, pygments, click" 2>/dev/null; then
+if PYTHONPATH=$PWD "$PYTHON" -c "import pandas, jinja2, matplotlib, pygments, click
+from profiler_report import _ncu
+assert _ncu.available()" 2>/dev/null; then
   PY=$PYTHON
   export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 else
@@ -16,18 +18,17 @@ else
   PY=$VENV/bin/python
 fi
 
-live=0
-if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 \
-   && "$PY" -c "import cupy" 2>/dev/null \
-   && "$PY" -c "from profiler_report.profile import find_ncu; find_ncu()" 2>/dev/null; then
-  live=1
-fi
+missing=""
+command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 || missing="$missing an NVIDIA GPU,"
+"$PY" -c "import cupy" 2>/dev/null || missing="$missing CuPy,"
+"$PY" -c "from profiler_report.profile import find_ncu; find_ncu()" 2>/dev/null || missing="$missing Nsight Compute (ncu),"
 
-if [ "$live" = 1 ]; then
+if [ -z "$missing" ]; then
   # shellcheck disable=SC2086
   exec "$PY" -m profiler_report run ${OUT:+--out "$OUT"} ${ARGS:-}
 fi
 out=${OUT:-reports/h200-recorded}
-echo "No GPU with CuPy and Nsight Compute here: rendering the RECORDED H200 capture in reports/h200/"
-echo "(not a live run; the report says so at the top) into $out/"
+echo "No live run here: missing${missing%,} (\`$PY -m profiler_report doctor\` says what to fix)."
+echo "Rendering the RECORDED H200 capture in reports/h200/ into $out/ instead (not a live run; the"
+echo "report says so at the top).${ARGS:+ ARGS ($ARGS) apply to live runs only and are ignored.}"
 exec "$PY" -m profiler_report render --from reports/h200/profile.ncu-rep --out "$out"

@@ -45,7 +45,20 @@ def test_rendered_foreign_capture_names_clock_control_unknown(tmp_path):
     html = (tmp_path / "out" / "index.html").read_text()
     assert "clock control</th><td>unknown (not in the capture)" in html
     assert "the conflicts sit on the store side" in html  # vec_padded
-    assert "block x-size is 256, not 32" in html
+    # vec_padded's conflicts come from its 16-byte stores; its 1-D block is no clue, so no block warning.
+    assert "block x-size is 256" not in html
+
+
+def test_block_shape_warning_only_for_2d_blocks_not_32_wide():
+    import pandas as pd
+
+    from profiler_report.annotate import block_shape_warning
+
+    row = {"block": "(16, 16, 1)", "shared_excessive_wavefronts": 1_000_000.0}
+    assert "block x-size is 16, not 32" in block_shape_warning(pd.Series(row), "tile[32][33]")
+    assert block_shape_warning(pd.Series({**row, "block": "(32, 8, 1)"}), "tile[32][33]") == ""
+    assert block_shape_warning(pd.Series({**row, "block": "(256, 1, 1)"}), "tile") == ""
+    assert block_shape_warning(pd.Series({**row, "shared_excessive_wavefronts": 0.0}), "tile") == ""
 
 
 def test_block_shape_warning_only_when_block_x_is_not_32_and_conflicts_exist():
