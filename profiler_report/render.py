@@ -195,7 +195,8 @@ def draw_bandwidth(data: pd.DataFrame, highlight_label: str | None = None) -> st
     for yi, v in zip(y, data["gbps"], strict=True):
         if not math.isnan(v):
             ax.text(v, yi, f" {v:,.0f}", va="center", fontsize=8)
-    ax.set_xlabel(f"GB/s ({data['source'].iloc[0]}; bytes read + written)")
+    source = data["source"].iloc[0] if data["source"].nunique() == 1 else "timing source per entry in the table"
+    ax.set_xlabel(f"GB/s ({source}; bytes read + written)")
     ax.spines[["top", "right"]].set_visible(False)
     ax.set_xlim(0, float(data["gbps"].max()) * 1.15)
     return _svg(fig)
@@ -240,7 +241,7 @@ def code_diff_html(previous: str | None, current: str, prev_id: str, cur_id: str
 
 def _cell(row: pd.Series, col: str) -> str:
     if col in _NO_SHARED and row.get(_NO_SHARED[col]) == 0:
-        return "n/a (no shared accesses)"
+        return "n/a"  # the kernel issues no shared-memory instruction of this kind
     return fmt(row[col], _COLUMNS[col].unit)
 
 
@@ -327,8 +328,9 @@ def build_page(analysis: Analysis, provenance: dict[str, Any], manifest: Manifes
     for _, r in summary.iterrows():
         cells = [_cell(r, c) for c in SUMMARY_COLUMNS if c in summary]
         default = "ceiling reference" if r["role"] == "ceiling" else ""
+        # The table keeps the speed clause; the stage's section gives the whole verdict.
         rows.append({"stage": r["stage"], "role": r["role"], "cells": cells,
-                     "verdict": analysis.verdicts.get(r["stage"], default)})
+                     "verdict": analysis.verdicts.get(r["stage"], default).split(";")[0].rstrip(".") })
     ceilings = [{"name": t["name"], "gbps": fmt(t["gbps"]), "median_us": fmt(t["median_us"])}
                 for t in timings or [] if t["name"] in ("memcpy", manifest.ceiling.id if manifest else "copy")]
     mode = provenance.get("mode", "recorded capture")
@@ -398,14 +400,19 @@ def draw_sweep(frame: pd.DataFrame) -> str:
     joined in size order within a dtype; L2-resident points hollow. Returns SVG text."""
     fig, ax = pyplot().subplots(figsize=(7.5, 3.4))
     data = frame.assign(mib=frame["bytes_moved"] / 2**20).sort_values(["dtype", "mib"], kind="stable")
-    for dtype, sub in data.groupby("dtype", sort=False):
-        line = ax.plot(sub["mib"], sub["pct_of_memcpy"], marker="", linestyle="-", alpha=0.5)[0]
-        for where, face in (("DRAM", line.get_color()), ("L2", "none")):
-            pts = sub[sub["resident"] == where]
-            ax.scatter(pts["mib"], pts["pct_of_memcpy"], facecolors=face, edgecolors=line.get_color(),
+    colors = pyplot().rcParams["axes.prop_cycle"].by_key()["color"]
+    aligned = (data["rows"] % 32 == 0) & (data["cols"] % 32 == 0)
+    for i, (dtype, sub) in enumerate(data.groupby("dtype", sort=False)):
+        color = colors[i % len(colors)]
+        for where, face in (("DRAM", color), ("L2", "none")):
+            pts = sub[(sub["resident"] == where) & aligned[sub.index]]
+            ax.scatter(pts["mib"], pts["pct_of_memcpy"], facecolors=face, edgecolors=color,
                        label=f"{dtype} ({where})" if len(pts) else None, zorder=3)
+        odd = sub[~aligned[sub.index]]
+        ax.scatter(odd["mib"], odd["pct_of_memcpy"], marker="x", color=color, zorder=3)
     ax.set_xscale("log")
-    ax.set_xlabel("MiB read + written per transpose (log scale); hollow: fits in L2")
+    ax.set_xlabel("MiB read + written per transpose (log scale); hollow: fits in L2; x: rows or cols not a "
+                  "multiple of 32", fontsize=8)
     ax.set_ylabel("best stage, % of memcpy")
     ax.legend(fontsize=7, ncols=2)
     ax.spines[["top", "right"]].set_visible(False)
