@@ -36,7 +36,6 @@ from __future__ import annotations
 import difflib
 import math
 import operator
-import os
 import re
 import tomllib
 import xml.etree.ElementTree as ET
@@ -50,6 +49,7 @@ import pandas as pd
 from .analyze import COLLECTED_BY, HEADLINE, HEADLINE_BY_NAME, TIMING_COLUMNS, Analysis, analyze
 from .errors import InputError, ThresholdsError
 from .extract import Capture, normalize_unit, read_capture
+from .fsio import atomic_write
 
 #: Default thresholds file, looked up in the current directory.
 DEFAULT_THRESHOLDS = Path("thresholds.toml")
@@ -291,7 +291,9 @@ def fmt_value(x: float, unit: str = "") -> str:
     """'16,252,928 wavefront', '12.5 %', '34.66 us'; NaN -> 'not measured'."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "not measured"
-    if x == int(x) and abs(x) < 1e15:
+    if math.isinf(x):
+        text = "inf" if x > 0 else "-inf"
+    elif x == int(x) and abs(x) < 1e15:
         text = f"{int(x):,}"
     elif abs(x) >= 1000:
         text = f"{x:,.0f}"
@@ -667,7 +669,7 @@ def targets(rule: Rule, run: Run) -> list[str]:
             return found
     if rule.optional:
         return []
-    what = f"stage {rule.stage!r}" if rule.stage is not None else f"no kernel matching {rule.kernel!r}"
+    what = f"stage {rule.stage!r}" if rule.stage is not None else f"a kernel matching {rule.kernel!r}"
     near = _closest(rule.stage, stages) if rule.stage is not None else ""
     raise ThresholdsError(f"{rule.where}: {what} is not in {run.path} (stages: {', '.join(stages)})",
                           near or "mark the section optional = true if the stage may be absent")
@@ -823,11 +825,11 @@ def write_atomic(path: Path, data: bytes) -> None:
         InputError: the folder cannot be written.
     """
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
+    if not path.name or path.is_dir():
+        raise InputError(f"cannot write {str(path) or repr('')}: not a file name",
+                         "pass a file path, e.g. --junit check.xml")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        atomic_write(path, data)
     except OSError as exc:
         raise InputError(f"cannot write {path} ({exc.strerror or exc})", "check the folder exists and is writable") \
             from exc

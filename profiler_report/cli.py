@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import sys
 import traceback
@@ -30,6 +31,7 @@ Exit codes:
   7    ncu ran past its timeout
   8    no usable GPU or CuPy for a live run
   9    a metric the analysis needs is missing
+  70   internal error (a bug): rerun with --debug and report it
   130  interrupted (Ctrl-C)
 """
 
@@ -186,6 +188,8 @@ def bench(out: Path, quick: bool, repeats: int) -> None:
 
     if repeats < 20:
         raise InputError(f"--repeats must be at least 20, got {repeats}")
+    if out.is_dir() or not out.name or not out.parent.is_dir() or not os.access(out.parent, os.W_OK):
+        raise InputError(f"cannot write the results to {out}", "pass --out FILE.json in a writable folder")
     rows = run_all(load_manifest(), quick=quick, repeats=repeats)
     click.echo(table(rows))
     prov = provenance(RunConfig(counters=False), None, [])
@@ -243,7 +247,7 @@ def check(capture: Path, thresholds_path: Path | None, baseline: Path | None, mi
 @main.command(epilog=EXIT_CODES)
 @click.argument("old", type=click.Path(path_type=Path))
 @click.argument("new", type=click.Path(path_type=Path))
-@click.option("--tolerance", default=0.05, show_default=True, type=click.FloatRange(min=0),
+@click.option("--tolerance", default=0.05, show_default=True, type=click.FloatRange(min=0, max=1e6),
               help="Relative change beyond which a count or ratio is flagged.")
 @click.option("--all", "show_all", is_flag=True, help="List every compared metric, not only flagged ones.")
 @click.option("--format", "fmt", default="text", show_default=True, type=click.Choice(["text", "csv", "json"]))
@@ -252,6 +256,8 @@ def check(capture: Path, thresholds_path: Path | None, baseline: Path | None, mi
 def diff(old: Path, new: Path, tolerance: float, show_all: bool, fmt: str, strict: bool,
          stage_opts: tuple[str, ...]) -> None:
     """Per stage, each headline metric of OLD and NEW, the change, and a flag beyond --tolerance."""
+    if tolerance != tolerance:  # NaN passes every range check
+        raise InputError("--tolerance must be a number, not nan", "e.g. --tolerance 0.05")
     from .check import diff_summaries, diff_table, load_run, require_comparable
 
     labels = parse_stage_labels(stage_opts) or None
@@ -318,6 +324,12 @@ def entry() -> None:
     except KeyboardInterrupt:
         click.echo("interrupted: earlier reports are untouched", err=True)
         sys.exit(130)
+    except Exception as exc:  # a bug: still one line, and a code of its own (never 1, "findings")
+        if debug:
+            traceback.print_exc()
+        click.echo(f"internal error: {type(exc).__name__}: {str(exc)[:300]} (fix: rerun with --debug and report "
+                   "the traceback)", err=True)
+        sys.exit(70)
     sys.exit(0)
 
 

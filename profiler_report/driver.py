@@ -25,6 +25,7 @@ from . import run as gpu
 from .config import Manifest, RunConfig, load_manifest
 from .doctor import counters_off_reason
 from .errors import KernelIncorrectError
+from .fsio import atomic_write
 
 
 def log(msg: str) -> None:
@@ -83,9 +84,7 @@ class StepTimer:
 
 def write_json(path: Path, data: Any) -> None:
     """Write JSON to a temporary name, then rename it into place."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(data, indent=2, default=str) + "\n")
 
 
 @contextmanager

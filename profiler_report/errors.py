@@ -14,6 +14,7 @@ one line and exits with the code. Codes (also in the README and ``profiler-repor
 7     ncu ran past its timeout
 8     no usable GPU or CuPy for a live run
 9     a metric the analysis needs is missing from the capture
+70    internal error (a bug): rerun with --debug and report it
 130   interrupted (Ctrl-C)
 ====  ==========================================================
 """

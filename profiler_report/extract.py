@@ -280,6 +280,7 @@ def parse_csv_text(text: str, path: Path = Path("<csv>")) -> Capture:
     Raises:
         ReportUnreadableError: no ncu header, or no kernel row parses. Never anything else.
     """
+    text = text.lstrip("\ufeff")  # a byte-order mark some spreadsheet tools add
     records = _csv_records(text, path)
     h = _find_header(records)
     if h < 0:

@@ -12,7 +12,6 @@ import difflib
 import io
 import json
 import math
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from pygments.lexers import CudaLexer, DiffLexer
 
 from .analyze import HEADLINE, HEADLINE_BY_NAME, TIMING_COLUMNS, Analysis
 from .config import Manifest, resource_dir, stage_sources
+from .fsio import atomic_write_many
 
 
 def pyplot() -> Any:
@@ -66,6 +66,8 @@ def fmt(x: Any, unit: str = "") -> str:
     if isinstance(x, str):
         return x
     x = float(x)
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
     if unit == "%":
         return f"{x:.1f}%"
     if abs(x) >= 1000 or (x == int(x) and abs(x) >= 10):
@@ -460,30 +462,30 @@ def inline_code(text: str) -> markupsafe.Markup:
     return markupsafe.Markup(_BACKTICKS.sub(r"<code>\1</code>", escaped))
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, then rename it into place."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def summary_records(summary: pd.DataFrame) -> list[dict[str, Any]]:
     return _records(summary)
 
 
 def write_outputs(folder: Path, page: Page, analysis: Analysis) -> list[Path]:
-    """Write index.html, summary.csv and summary.json into ``folder``; return their paths."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """Write index.html, summary.csv and summary.json into ``folder`` together (all temporary files
+    first, then the renames); return their paths.
+
+    Raises:
+        OSError: the folder cannot be written.
+    """
     html = render_html(page)
-    atomic_write(folder / "index.html", html)
-    atomic_write(folder / "summary.csv", analysis.summary.to_csv(index=False))
-    atomic_write(folder / "summary.json", json.dumps({
-        "columns": {c.name: {"unit": c.unit, "source": c.source} for c in (*HEADLINE, *TIMING_COLUMNS)},
-        "stages": summary_records(analysis.summary),
-        "expectations": _records(analysis.expectations),
-        "deltas": _records(analysis.deltas),
-    }, indent=2, default=str) + "\n")
-    return [folder / "index.html", folder / "summary.csv", folder / "summary.json"]
+    files: dict[Path, str] = {
+        folder / "index.html": html,
+        folder / "summary.csv": analysis.summary.to_csv(index=False),
+        folder / "summary.json": json.dumps({
+            "columns": {c.name: {"unit": c.unit, "source": c.source} for c in (*HEADLINE, *TIMING_COLUMNS)},
+            "stages": summary_records(analysis.summary),
+            "expectations": _records(analysis.expectations),
+            "deltas": _records(analysis.deltas),
+        }, indent=2, default=str) + "\n",
+    }
+    atomic_write_many(files)
+    return list(files)
 
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{%|%\}")

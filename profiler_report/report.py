@@ -33,24 +33,62 @@ class Sidecars:
 
 def _load_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"cannot read {path}: {exc}", "delete or regenerate the file") from exc
 
 
+#: Keys each entry of a sidecar list must have, with the type of their value.
+_ENTRY_KEYS: dict[str, dict[str, tuple[type, ...]]] = {
+    "timings.json": {"name": (str,), "median_us": (int, float), "p10_us": (int, float), "p90_us": (int, float),
+                     "gbps": (int, float)},
+    "validation.json": {"stage": (str,), "correct": (bool,), "rows": (int,), "cols": (int,), "dtype": (str,)},
+    "bench.json": {"name": (str,), "kind": (str,), "rows": (int,), "cols": (int,), "dtype": (str,)},
+    "sweep.json": {"name": (str,), "kind": (str,), "rows": (int,), "cols": (int,), "dtype": (str,)},
+}
+
+
+def _entries(path: Path, data: Any, key: str | None) -> list[dict[str, Any]]:
+    """The list of entries of a sidecar file, checked entry by entry.
+
+    Raises:
+        InputError: the file does not have the shape a live run writes.
+    """
+    items = data.get(key) if key and isinstance(data, dict) else (data if key is None else None)
+    if not isinstance(items, list):
+        raise InputError(f"{path} is not a {path.name} written by profiler-report (no list"
+                         f"{' under ' + repr(key) if key else ''})", "delete or regenerate the file")
+    want = _ENTRY_KEYS[path.name]
+    for i, item in enumerate(items):
+        bad = [k for k, types in want.items() if not isinstance(item, dict) or not isinstance(item.get(k), types)
+               or isinstance(item.get(k), bool) and bool not in types]
+        if bad:
+            raise InputError(f"{path}: entry {i} lacks or mistypes {', '.join(bad)}", "delete or regenerate the file")
+    return items
+
+
 def read_sidecars(folder: Path) -> Sidecars:
-    """timings.json, validation.json, provenance.json, bench.json, sweep.json from ``folder``, where present."""
+    """timings.json, validation.json, provenance.json, bench.json, sweep.json from ``folder``, where present.
+
+    Raises:
+        InputError: a file is present but unreadable or not of the shape a live run writes.
+    """
     side = Sidecars()
-    if (folder / "timings.json").is_file():
-        side.timings = _load_json(folder / "timings.json").get("timings")
-    if (folder / "validation.json").is_file():
-        side.validation = _load_json(folder / "validation.json")
-    if (folder / "provenance.json").is_file():
-        side.provenance = _load_json(folder / "provenance.json")
-    if (folder / "bench.json").is_file():
-        side.bench = _load_json(folder / "bench.json").get("rows")
-    if (folder / "sweep.json").is_file():
-        side.sweep = _load_json(folder / "sweep.json").get("rows")
+    files = {name: folder / name for name in ("timings.json", "validation.json", "provenance.json",
+                                              "bench.json", "sweep.json")}
+    if files["timings.json"].is_file():
+        side.timings = _entries(files["timings.json"], _load_json(files["timings.json"]), "timings")
+    if files["validation.json"].is_file():
+        side.validation = _entries(files["validation.json"], _load_json(files["validation.json"]), None)
+    if files["provenance.json"].is_file():
+        prov = _load_json(files["provenance.json"])
+        if not isinstance(prov, dict):
+            raise InputError(f"{files['provenance.json']} is not an object", "delete or regenerate the file")
+        side.provenance = prov
+    if files["bench.json"].is_file():
+        side.bench = _entries(files["bench.json"], _load_json(files["bench.json"]), "rows")
+    if files["sweep.json"].is_file():
+        side.sweep = _entries(files["sweep.json"], _load_json(files["sweep.json"]), "rows")
     return side
 
 

@@ -373,7 +373,7 @@ def test_stage_not_in_capture(regressed_run):
     with refused("did you mean padded"):
         gate.check_run(t, regressed_run)
     t = parse_thresholds('[kernel."nope"]\nrules = ["shared_excessive_wavefronts == 0"]')
-    with refused("no kernel matching 'nope'"):
+    with refused("a kernel matching 'nope' is not in"):
         gate.check_run(t, regressed_run)
 
 
