@@ -1026,20 +1026,19 @@ def render_with_baseline(capture_path: Path, out: Path, baseline_path: Path, *,
         ReportUnreadableError: either capture cannot be read.
         InputError: a sidecar is corrupt; ``strict`` and the runs are not comparable.
     """
-    from .render import build_page, write_outputs
-    from .report import capture_provenance
+    from .report import render_capture
 
     new, old = load_run(capture_path, labels), load_run(baseline_path, labels)
     diffs = require_comparable(old, new, strict)
-    side = new.sidecars
-    # As report.render_capture does, plus the comparison.
-    page = build_page(new.analysis, capture_provenance(new.capture, side, False), new.manifest, side.timings,
-                      side.validation, bench=getattr(side, "bench", None), sweep=getattr(side, "sweep", None))
-    page.comparison = comparison_rows(diff_summaries(old.summary, new.summary, tolerance))
-    page.comparison_note = (f"Baseline: {baseline_path}. Flagged: a count or ratio changed by more than "
-                            f"{tolerance:.0%}, or event timings moved beyond their p10..p90 spread."
-                            + (f" Not comparable: {'; '.join(diffs)}." if diffs else ""))
-    return write_outputs(out, page, new.analysis), diffs
+
+    def add_comparison(page: Any, analysis: Analysis) -> None:
+        page.comparison = comparison_rows(diff_summaries(old.summary, analysis.summary, tolerance))
+        page.comparison_note = (f"Baseline: {baseline_path}. Flagged: a count or ratio changed by more than "
+                                f"{tolerance:.0%}, or event timings moved beyond their p10..p90 spread."
+                                + (f" Not comparable: {'; '.join(diffs)}." if diffs else ""))
+
+    _, files = render_capture(capture_path, out, labels=labels, page_hook=add_comparison)
+    return files, diffs
 
 
 __all__ = [

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from .annotate import annotate_stages, clock_control_from_log, page_notes
 from .config import Manifest, load_manifest
 from .errors import InputError
 from .extract import Capture, read_capture
-from .render import build_page, write_outputs
+from .render import Page, build_page, write_outputs
 
 
 @dataclass
@@ -128,11 +129,13 @@ def capture_provenance(capture: Capture, side: Sidecars, live: bool) -> dict[str
 
 def render_capture(capture_path: Path, out: Path, *, labels: list[tuple[str, str]] | None = None,
                    live: bool = False, manifest: Manifest | None = None,
-                   sidecars: Sidecars | None = None, capture_label: str | None = None) -> tuple[Analysis, list[Path]]:
+                   sidecars: Sidecars | None = None, capture_label: str | None = None,
+                   page_hook: Callable[[Page, Analysis], None] | None = None) -> tuple[Analysis, list[Path]]:
     """Read, analyze and render one capture into ``out`` (index.html, summary.csv, summary.json).
 
     ``capture_label`` is the path the report names for the capture (a live run renders inside
-    its ``.partial`` folder, then renames it).
+    its ``.partial`` folder, then renames it). ``page_hook(page, analysis)`` may add to the page
+    before it is written (``render --baseline`` adds its comparison).
 
     Raises:
         ReportUnreadableError: the capture cannot be read.
@@ -149,6 +152,8 @@ def render_capture(capture_path: Path, out: Path, *, labels: list[tuple[str, str
     page = build_page(analysis, prov, own, side.timings, side.validation, bench=side.bench, sweep=side.sweep)
     page.notes.extend(page_notes(prov, capture))
     annotate_stages(page, analysis, capture, own, side.validation)
+    if page_hook is not None:
+        page_hook(page, analysis)
     return analysis, write_outputs(out, page, analysis)
 
 
