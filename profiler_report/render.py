@@ -170,17 +170,25 @@ def stall_chart_data(stalls: pd.DataFrame, stage: str, top: int = 8) -> pd.DataF
 
 def _svg(fig: Any) -> str:
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    fig.savefig(buf, format="svg", metadata={"Date": None})  # fixed margins: one draw pass, no tight bbox
     pyplot().close(fig)
     text = buf.getvalue()
     return text[text.index("<svg"):]
+
+
+def _bar_figure(height_in: float) -> tuple[Any, Any]:
+    """A horizontal-bar figure with fixed margins (room for 30-character labels and an x label):
+    a layout engine or a tight bounding box would draw every chart twice."""
+    fig, ax = pyplot().subplots(figsize=(7.0, height_in))
+    fig.subplots_adjust(left=0.36, right=0.93, top=1 - 0.12 / height_in, bottom=0.6 / height_in)
+    return fig, ax
 
 
 def draw_bandwidth(data: pd.DataFrame, highlight_label: str | None = None) -> str:
     """Horizontal bars of GB/s; ceilings hatched, the highlighted stage dark. Returns SVG text."""
     if data.empty or data["gbps"].isna().all():
         return ""
-    fig, ax = pyplot().subplots(figsize=(6.4, 0.32 * len(data) + 0.9))
+    fig, ax = _bar_figure(0.32 * len(data) + 0.9)
     colors = []
     for r in data.itertuples():
         if r.kind == "ceiling":
@@ -208,12 +216,11 @@ def draw_stalls(data: pd.DataFrame, stage: str) -> str:
     """Bars of stall cycles per issued instruction for one stage. Returns SVG text."""
     if data.empty:
         return ""
-    fig, ax = pyplot().subplots(figsize=(6.4, 0.28 * len(data) + 0.9))
+    fig, ax = _bar_figure(0.28 * len(data) + 0.9)
     y = list(range(len(data)))[::-1]
     ax.barh(y, data["cycles_per_issue"], color="#c05621")
     ax.set_yticks(y, data["reason"])
-    ax.set_xlabel(f"{stage}: warp stall cycles per issued instruction "
-                  "(smsp__average_warps_issue_stalled_*_per_issue_active.ratio)", fontsize=8)
+    ax.set_xlabel(f"{stage}: warp stall cycles per issued instruction", fontsize=8)
     ax.spines[["top", "right"]].set_visible(False)
     return _svg(fig)
 
@@ -401,6 +408,7 @@ def draw_sweep(frame: pd.DataFrame) -> str:
     """Best stage's % of memcpy against the bytes moved (log scale), one series per dtype, points
     joined in size order within a dtype; L2-resident points hollow. Returns SVG text."""
     fig, ax = pyplot().subplots(figsize=(7.5, 3.4))
+    fig.subplots_adjust(left=0.1, right=0.97, top=0.96, bottom=0.18)
     data = frame.assign(mib=frame["bytes_moved"] / 2**20).sort_values(["dtype", "mib"], kind="stable")
     colors = pyplot().rcParams["axes.prop_cycle"].by_key()["color"]
     aligned = (data["rows"] % 32 == 0) & (data["cols"] % 32 == 0)
