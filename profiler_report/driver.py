@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -219,6 +219,3 @@ def live_run(cfg: RunConfig, dest: Path, manifest: Manifest | None = None,
                                    "fix the kernel; no speed is reported for a wrong stage")
     return result
 
-
-def asdict_safe(obj: Any) -> Any:
-    return asdict(obj)

@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -210,6 +209,3 @@ def export_csv(ncu: str, report: Path, dest: Path, page: str = "raw", timeout_s:
         raise NcuFailedError(f"ncu --import {report} --csv failed: {res.stderr.strip()[-300:]}")
     os.replace(tmp, dest)
 
-
-def elapsed(t0: float) -> float:
-    return time.monotonic() - t0

@@ -24,7 +24,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import CudaLexer, DiffLexer
 
-from .analyze import HEADLINE, HEADLINE_BY_NAME, TIMING_COLUMNS, Analysis
+from .analyze import HEADLINE, TIMING_COLUMNS, Analysis
 from .config import Manifest, resource_dir, stage_sources
 from .fsio import atomic_write_many
 
@@ -470,10 +470,6 @@ def inline_code(text: str) -> markupsafe.Markup:
     return markupsafe.Markup(_BACKTICKS.sub(r"<code>\1</code>", escaped))
 
 
-def summary_records(summary: pd.DataFrame) -> list[dict[str, Any]]:
-    return _records(summary)
-
-
 def write_outputs(folder: Path, page: Page, analysis: Analysis) -> list[Path]:
     """Write index.html, summary.csv and summary.json into ``folder`` together (all temporary files
     first, then the renames); return their paths.
@@ -487,7 +483,7 @@ def write_outputs(folder: Path, page: Page, analysis: Analysis) -> list[Path]:
         folder / "summary.csv": analysis.summary.to_csv(index=False),
         folder / "summary.json": json.dumps({
             "columns": {c.name: {"unit": c.unit, "source": c.source} for c in (*HEADLINE, *TIMING_COLUMNS)},
-            "stages": summary_records(analysis.summary),
+            "stages": _records(analysis.summary),
             "expectations": _records(analysis.expectations),
             "deltas": _records(analysis.deltas),
         }, indent=2, default=str) + "\n",
@@ -503,5 +499,3 @@ def has_placeholder(html: str) -> bool:
     """True when template syntax leaked into the output."""
     return bool(_PLACEHOLDER.search(html))
 
-
-__all__ = ["HEADLINE_BY_NAME", "Page", "build_page", "render_html", "write_outputs"]

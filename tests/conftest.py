@@ -30,6 +30,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.fixture
+def earlier(tmp_path: Path) -> Path:
+    """An earlier report folder that must survive every failure."""
+    dest = tmp_path / "report"
+    dest.mkdir()
+    (dest / "index.html").write_text("earlier report\n")
+    return dest
+
+
 @pytest.fixture(scope="session")
 def f32_capture():
     from profiler_report.extract import read_ncu_rep

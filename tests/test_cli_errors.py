@@ -128,13 +128,6 @@ def test_basic_set_capture_lists_what_is_missing_and_how_to_collect_it(tmp_path)
 # run: ncu faults (3-7), no GPU (8), a wrong kernel (1), Ctrl-C (130)
 
 
-@pytest.fixture
-def earlier(tmp_path: Path) -> Path:
-    dest = tmp_path / "report"
-    dest.mkdir()
-    (dest / "index.html").write_text("earlier report\n")
-    return dest
-
 
 def run_args(dest: Path, *extra: str) -> list[str]:
     return ["run", "--rows", "64", "--cols", "64", "--no-peers", "--out", str(dest), *extra]

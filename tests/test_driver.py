@@ -26,14 +26,6 @@ from profiler_report.errors import (
 PACKAGE = Path(__file__).resolve().parent.parent / "profiler_report"
 
 
-@pytest.fixture
-def earlier(tmp_path: Path) -> Path:
-    """An earlier report folder that must survive every failure."""
-    dest = tmp_path / "report"
-    dest.mkdir()
-    (dest / "index.html").write_text("earlier report\n")
-    return dest
-
 
 def _intact(dest: Path) -> bool:
     return (dest / "index.html").read_text() == "earlier report\n" and sorted(p.name for p in dest.iterdir()) == [
