@@ -398,18 +398,97 @@ __global__ void __launch_bounds__(256) transpose_vec_colwalk(const T* __restrict
 }
 // end stage
 
-// stage: copy_vec
-// Ceiling reference: a plain 16-byte-per-access copy of the same matrix (grid-stride).
-template <typename T>
-__global__ void __launch_bounds__(256) copy_vec16(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+// stage: vec_tuned
+template <typename T, int TRC = 16, int TCC = 16, int NT = 256>
+__global__ void __launch_bounds__(NT) transpose_vec_tuned(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    constexpr int V = 16 / sizeof(T);
+    // The tile shape is a parameter, set from the block-shape sweep (stages.toml `template`): a tile
+    // is TRC x TCC micro-blocks of V x V elements, i.e. TCC 16-byte chunks per input row segment and
+    // TRC chunks per output row segment; each of the NT threads moves P micro-blocks.
+    constexpr int P = TRC * TCC / NT;
+    static_assert(P >= 1 && TRC % 8 == 0 && TCC % 8 == 0 && NT % TCC == 0 && NT % TRC == 0, "tile shape");
+    union Chunk { uint4 u; T e[V]; };
+    extern __shared__ uint4 smem[];
+    uint4 (*tile)[TRC] = reinterpret_cast<uint4 (*)[TRC]>(smem);
+    // A 1-D grid that walks down the input first, as vec_colwalk's swapped axes do.
+    const int tiles_r = (rows + TRC * V - 1) / (TRC * V);
+    const int r0 = (blockIdx.x % tiles_r) * TRC * V, c0 = (blockIdx.x / tiles_r) * TCC * V;
+    const bool vec_ok = (cols % V == 0) && (rows % V == 0);
+    const int ch = threadIdx.x % TCC;
+    const int col = c0 + V * ch;
+    Chunk in_c[P][V];
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+        const int rg = threadIdx.x / TCC + (NT / TCC) * p;
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            const int r = r0 + V * rg + i;
+            if (vec_ok && r < rows && col < cols) {
+                in_c[p][i].u = *reinterpret_cast<const uint4*>(in + (size_t)r * cols + col);
+            } else {
+#pragma unroll
+                for (int k = 0; k < V; ++k) {
+                    in_c[p][i].e[k] = (r < rows && col + k < cols) ? in[(size_t)r * cols + col + k] : T(0);
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+        const int rg = threadIdx.x / TCC + (NT / TCC) * p;
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            Chunk o;
+#pragma unroll
+            for (int i = 0; i < V; ++i) o.e[i] = in_c[p][i].e[k];
+            tile[V * ch + k][rg ^ (ch & 7)] = o.u;
+        }
+    }
+    __syncthreads();
+    const int oc = threadIdx.x % TRC;
+#pragma unroll
+    for (int q = 0; q < P * V; ++q) {
+        const int orow = threadIdx.x / TRC + (NT / TRC) * q;
+        Chunk o;
+        o.u = tile[orow][oc ^ ((orow / V) & 7)];
+        const int gr = c0 + orow, gc = r0 + V * oc;
+        if (vec_ok && gr < cols && gc < rows) {
+            *reinterpret_cast<uint4*>(out + (size_t)gr * rows + gc) = o.u;
+        } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                if (gr < cols && gc + k < rows) out[(size_t)gr * rows + gc + k] = o.e[k];
+            }
+        }
+    }
+}
+// end stage
+
+// stage: copy_wide
+// Ceiling references: a plain copy of the same matrix with W-byte accesses (W = sizeof(Word)),
+// U accesses per thread issued back to back, one pass (no grid-stride loop). At 4, 8 and 16
+// bytes the bench uses U = 4, 2, 1: 16 bytes in flight per thread each.
+template <typename T, typename Word, int U>
+__global__ void __launch_bounds__(256) copy_wide(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
 {
     const size_t n = (size_t)rows * cols;
-    const size_t nchunks = n * sizeof(T) / 16;
-    const uint4* src = reinterpret_cast<const uint4*>(in);
-    uint4* dst = reinterpret_cast<uint4*>(out);
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < nchunks; i += stride) dst[i] = src[i];
-    // Tail bytes that do not fill a chunk.
-    for (size_t i = nchunks * 16 / sizeof(T) + (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) out[i] = in[i];
+    const size_t words = n * sizeof(T) / sizeof(Word);
+    const Word* src = reinterpret_cast<const Word*>(in);
+    Word* dst = reinterpret_cast<Word*>(out);
+    const size_t first = (size_t)blockIdx.x * blockDim.x * U + threadIdx.x;
+    Word w[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        if (first + (size_t)u * blockDim.x < words) w[u] = src[first + (size_t)u * blockDim.x];
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        if (first + (size_t)u * blockDim.x < words) dst[first + (size_t)u * blockDim.x] = w[u];
+    }
+    // Elements past the last whole word: the first block copies them one by one.
+    if (blockIdx.x == 0) {
+        for (size_t i = words * sizeof(Word) / sizeof(T) + threadIdx.x; i < n; i += blockDim.x) out[i] = in[i];
+    }
 }
 // end stage

@@ -17,7 +17,7 @@ import os
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from . import run as gpu
@@ -45,10 +45,41 @@ class BenchRow:
     timing: str  # "cuda-events" or "wall-clock"
     note: str = ""
     resident: str = ""  # "L2" when in + out fit in L2, else "DRAM"
+    # Block-shape sweep rows (kind "shape"): the tile in elements (rows x cols of the input),
+    # threads per block, micro-blocks per thread, and whether it is the manifest's (profiled) shape.
+    tile: str = ""
+    threads: int = 0
+    per_thread: int = 0
+    chosen: bool = False
 
 
 def _bits_equal(cupy: Any, out: Any, ref: Any) -> bool:
     return bool(cupy.array_equal(out.view(f"u{out.dtype.itemsize}"), ref.view(f"u{ref.dtype.itemsize}")))
+
+
+#: Copy kernels beside the stages (ceilings): 4-, 8- and 16-byte accesses, each with 16 bytes in
+#: flight per thread (4, 2 and 1 accesses), one pass over the matrix.
+COPIES = tuple(Stage(f"copy {w}B x{u}", "copy_wide", f"{w}-byte copy, {u} per thread", launch="copy_wide",
+                     op="copy", targs=(word, str(u)))
+               for w, word, u in ((4, "unsigned int", 4), (8, "uint2", 2), (16, "uint4", 1)))
+
+#: Tile shapes of the block-shape sweep: (micro-block rows, micro-block columns, threads per block).
+#: A micro-block is V x V elements (V = 16 / itemsize); each thread moves rows * cols / threads.
+SHAPES = ((8, 8, 64), (8, 16, 128), (16, 8, 128), (16, 16, 128), (8, 32, 256), (32, 8, 256), (16, 16, 256),
+          (16, 32, 256), (32, 16, 256), (32, 32, 256), (8, 64, 256), (16, 64, 256), (16, 32, 512),
+          (32, 16, 512), (32, 32, 512), (64, 16, 512), (16, 64, 512), (64, 32, 512), (32, 64, 512))
+#: Dynamic shared memory a block may opt in to on sm_90 (227 KB).
+MAX_DYNAMIC_SMEM = 232448
+
+
+def shape_stages(manifest: Manifest, dtype: str) -> list[Stage]:
+    """The manifest's ``vec_tuned`` stage at every SHAPES entry whose tile fits in shared memory."""
+    tuned = [s for s in manifest.stages if s.launch == "vec_tuned"]
+    if not tuned:
+        return []
+    base, v = tuned[-1], 16 // ITEMSIZE[dtype]
+    return [replace(base, id=f"{base.id} [{trc},{tcc},{nt}]", targs=(str(trc), str(tcc), str(nt)))
+            for trc, tcc, nt in SHAPES if trc * tcc * v * 16 <= MAX_DYNAMIC_SMEM]
 
 
 def check_output(cupy: Any, name: str, fn: Fn, pairs: list[tuple[Any, Any]], copy: bool = False) -> str:
@@ -170,33 +201,86 @@ def bench_size(manifest: Manifest, rows: int, cols: int, dtype: str, *, repeats:
     """
     cupy = gpu.import_cupy()
     l2 = gpu.device_info()["l2_bytes"]
-    module, names = gpu.compile_module(manifest, dtype, options)
+    module, names = gpu.compile_module(manifest, dtype, options, extra=COPIES)
     k = gpu.Kernels(module, names, dtype, manifest.tile)
     pairs = gpu.make_pairs(cupy, rows, cols, dtype, buffers)
-    rows_out: list[BenchRow] = []
-    memcpy = gpu.memcpy_fn(cupy)
-    rows_out.append(_row("memcpy", "ceiling", event_time(cupy, memcpy, pairs, repeats, warmup),
-                         rows, cols, dtype, "cuda-events", l2, "cudaMemcpyAsync device-to-device"))
-    copy16 = Stage("copy_vec16", "copy_vec16", "16-byte copy", launch="copy_vec", op="copy")
-    entries: list[tuple[str, str, Stage]] = [("copy (4-byte tiled)", "ceiling", manifest.ceiling),
-                                            ("copy (16-byte)", "ceiling", copy16)]
+    rows_out = [_memcpy_row(cupy, pairs, rows, cols, dtype, repeats, warmup, l2)]
+    entries: list[tuple[str, str, Stage]] = [("copy (4-byte tiled)", "ceiling", manifest.ceiling)]
+    entries += [(c.id, "ceiling", c) for c in COPIES]
     entries += [(s.id + suffix, "stage", s) for s in (stages or manifest.stages)]
-    for name, kind, st in entries:
-        def fn(src: Any, dst: Any, st: Stage = st) -> None:
-            k.launch(st, src, dst, rows, cols)
-        bad = check_output(cupy, name, fn, pairs, copy=st.op == "copy")
-        if bad:
-            rows_out.append(_row(name, kind, [float("nan")] * 20, rows, cols, dtype, "cuda-events", l2,
-                                 "WRONG: " + bad))
-            continue
-        rows_out.append(_row(name, kind, event_time(cupy, fn, pairs, repeats, warmup), rows, cols, dtype,
-                             "cuda-events", l2))
+    rows_out += [_kernel_row(cupy, k, name, kind, st, pairs, rows, cols, repeats, warmup, l2)
+                 for name, kind, st in entries]
     if with_peers:
         rows_out += _peer_rows(cupy, pairs, rows, cols, dtype, repeats, warmup, l2)
     base = rows_out[0].gbps
     for r in rows_out:
         r.pct_of_memcpy = 100 * r.gbps / base
     return rows_out
+
+
+def _memcpy_row(cupy: Any, pairs: list[tuple[Any, Any]], rows: int, cols: int, dtype: str, repeats: int,
+                warmup: int, l2: int) -> BenchRow:
+    return _row("memcpy", "ceiling", event_time(cupy, gpu.memcpy_fn(cupy), pairs, repeats, warmup),
+                rows, cols, dtype, "cuda-events", l2, "cudaMemcpyAsync device-to-device")
+
+
+def _kernel_row(cupy: Any, k: gpu.Kernels, name: str, kind: str, st: Stage, pairs: list[tuple[Any, Any]],
+                rows: int, cols: int, repeats: int, warmup: int, l2: int) -> BenchRow:
+    """One kernel checked bit for bit, then event-timed; a wrong one gets NaN times and a WRONG note."""
+    def fn(src: Any, dst: Any) -> None:
+        k.launch(st, src, dst, rows, cols)
+    bad = check_output(cupy, name, fn, pairs, copy=st.op == "copy")
+    if bad:
+        return _row(name, kind, [float("nan")] * 20, rows, cols, k.dtype, "cuda-events", l2, "WRONG: " + bad)
+    return _row(name, kind, event_time(cupy, fn, pairs, repeats, warmup), rows, cols, k.dtype, "cuda-events", l2)
+
+
+def bench_shapes(manifest: Manifest, rows: int, cols: int, dtype: str, *, repeats: int = 30, warmup: int = 5,
+                 buffers: int = 3) -> list[BenchRow]:
+    """The block-shape sweep: memcpy, then the ``vec_tuned`` stage at every tile shape of SHAPES.
+
+    Rows of kind "shape" carry the tile (input rows x cols, elements), threads per block, micro-blocks
+    per thread and ``chosen`` (the shape stages.toml sets, the one the report profiles).
+    """
+    cupy = gpu.import_cupy()
+    l2 = gpu.device_info()["l2_bytes"]
+    shapes = shape_stages(manifest, dtype)
+    if not shapes:
+        return []
+    chosen = next(s for s in manifest.stages if s.launch == "vec_tuned").targs
+    module, names = gpu.compile_module(manifest, dtype, extra=tuple(shapes))
+    k = gpu.Kernels(module, names, dtype, manifest.tile)
+    pairs = gpu.make_pairs(cupy, rows, cols, dtype, buffers)
+    out = [_memcpy_row(cupy, pairs, rows, cols, dtype, repeats, warmup, l2)]
+    v = 16 // ITEMSIZE[dtype]
+    for st in shapes:
+        row = _kernel_row(cupy, k, st.id, "shape", st, pairs, rows, cols, repeats, warmup, l2)
+        trc, tcc, nt = gpu.tuned_shape(st)
+        row.tile, row.threads, row.per_thread = f"{trc * v}x{tcc * v}", nt, trc * tcc // nt
+        row.chosen = st.targs == chosen
+        out.append(row)
+    for r in out:
+        r.pct_of_memcpy = 100 * r.gbps / out[0].gbps
+    return out
+
+
+def shape_summary(rows: list[BenchRow]) -> str:
+    """One line per size and dtype: the sweep's fastest shape against the chosen (profiled) one."""
+    lines = []
+    groups: dict[tuple[int, int, str], list[BenchRow]] = {}
+    for r in rows:
+        if r.kind == "shape" and r.gbps == r.gbps:
+            groups.setdefault((r.rows, r.cols, r.dtype), []).append(r)
+    for (nr, nc, dt), grp in groups.items():
+        best = max(grp, key=lambda r: r.gbps)
+        chosen = next((r for r in grp if r.chosen), None)
+        line = f"block-shape sweep {nr}x{nc} {dt}: fastest {best.name} ({best.pct_of_memcpy:.1f}% of memcpy)"
+        if chosen is not None:
+            line += f"; chosen {chosen.name} ({chosen.pct_of_memcpy:.1f}%)"
+            if chosen.p10_us > best.p90_us:
+                line += " -- the chosen shape is slower beyond the spread: update `template` in stages.toml"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _peer_rows(cupy: Any, pairs: list[tuple[Any, Any]], rows: int, cols: int, dtype: str, repeats: int,
@@ -219,16 +303,27 @@ def _peer_rows(cupy: Any, pairs: list[tuple[Any, Any]], rows: int, cols: int, dt
     return out
 
 
+def best_peer_gbps(rows: list[BenchRow]) -> dict[tuple[int, int, str], float]:
+    """(rows, cols, dtype) -> GB/s of the fastest peer measured at that size (peers that ran)."""
+    best: dict[tuple[int, int, str], float] = {}
+    for r in rows:
+        if r.kind == "peer" and r.gbps == r.gbps:
+            key = (r.rows, r.cols, r.dtype)
+            best[key] = max(best.get(key, 0.0), r.gbps)
+    return best
+
+
 def table(rows: list[BenchRow]) -> str:
-    """Fixed-width text table: name, kind, size, dtype, median us, p10-p90, GB/s, % memcpy, vs best peer."""
-    peers_ok = [r.gbps for r in rows if r.kind == "peer" and r.gbps == r.gbps]
-    best_peer = max(peers_ok) if peers_ok else float("nan")
+    """Fixed-width text table: name, kind, size, dtype, median us, p10-p90, GB/s, % memcpy, and the
+    ratio to the fastest peer measured at the same size and dtype (nan where no peer ran)."""
+    best = best_peer_gbps(rows)
     lines = [f"{'name':<32} {'kind':<8} {'size':>12} {'dtype':<8} {'where':<5} {'median us':>10} "
              f"{'p10-p90 us':>17} {'GB/s':>8} {'% memcpy':>9} {'x best peer':>11}  note"]
     for r in rows:
+        ratio = r.gbps / best.get((r.rows, r.cols, r.dtype), float("nan"))
         lines.append(f"{r.name:<32} {r.kind:<8} {f'{r.rows}x{r.cols}':>12} {r.dtype:<8} {r.resident:<5} "
                      f"{r.median_us:10.1f} {f'{r.p10_us:.1f}-{r.p90_us:.1f}':>17} {r.gbps:8.0f} "
-                     f"{r.pct_of_memcpy:8.1f}% {r.gbps / best_peer:10.2f}x  {r.note}")
+                     f"{r.pct_of_memcpy:8.1f}% {ratio:10.3f}x  {r.note}")
     return "\n".join(lines)
 
 
@@ -251,6 +346,7 @@ def run_all(manifest: Manifest, *, quick: bool = False, repeats: int = 30) -> li
     ]
     for r, c, dt in headline:
         rows += bench_size(manifest, r, c, dt, repeats=repeats)
+        rows += bench_shapes(manifest, r, c, dt, repeats=repeats)
         print(f"benched {r}x{c} {dt}", flush=True)
     if quick:
         return rows

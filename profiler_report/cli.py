@@ -182,7 +182,7 @@ def summary(capture: Path, fmt: str, stage_opts: tuple[str, ...]) -> None:
 @click.option("--repeats", default=30, show_default=True, help="Event-timed launches per entry (>= 20).")
 def bench(out: Path, quick: bool, repeats: int) -> None:
     """Time every stage against memcpy, copy kernels and peer libraries; sweep sizes and dtypes (GPU)."""
-    from .bench import as_json, run_all, table
+    from .bench import as_json, run_all, shape_summary, table
     from .config import RunConfig, load_manifest
     from .driver import provenance, write_json
 
@@ -192,6 +192,7 @@ def bench(out: Path, quick: bool, repeats: int) -> None:
         raise InputError(f"cannot write the results to {out}", "pass --out FILE.json in a writable folder")
     rows = run_all(load_manifest(), quick=quick, repeats=repeats)
     click.echo(table(rows))
+    click.echo(shape_summary(rows))
     prov = provenance(RunConfig(counters=False), None, [])
     prov["mode"] = "live run"
     write_json(out, as_json(rows, prov))

@@ -63,6 +63,13 @@ class Stage:
     launch: str = "tile"  # "tile": 32x8 threads per 32x32 tile; "vec": 256 threads, 16-byte chunks
     expect: tuple[Expectation, ...] = ()
     op: str = "transpose"  # "transpose" or "copy" (the ceiling: out has the input's shape)
+    #: Template arguments after the element type, e.g. ("16", "16", "256") for vec_tuned's tile
+    #: shape (micro-block rows, micro-block columns, threads per block).
+    targs: tuple[str, ...] = ()
+
+    def name_expression(self, ctype: str) -> str:
+        """The C++ instantiation NVRTC compiles, e.g. ``transpose_vec_tuned<float,16,16,256>``."""
+        return f"{self.kernel}<{','.join((ctype, *self.targs))}>"
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,9 @@ def _stage(raw: dict) -> Stage:
     for e in expect:
         if e.direction not in ("up", "down"):
             raise InputError(f"stage {raw['id']}: expect direction must be 'up' or 'down', not {e.direction!r}")
+    targs = tuple(str(a) for a in raw.get("template", []))
+    if raw.get("launch") == "vec_tuned":
+        _check_tile_shape(raw["id"], targs)
     return Stage(
         id=raw["id"],
         kernel=raw["kernel"],
@@ -109,7 +119,21 @@ def _stage(raw: dict) -> Stage:
         launch=raw.get("launch", "tile"),
         expect=expect,
         op=raw.get("op", "transpose"),
+        targs=targs,
     )
+
+
+def _check_tile_shape(stage_id: str, targs: tuple[str, ...]) -> None:
+    """A vec_tuned ``template`` is [micro-block rows, micro-block columns, threads]: the kernel's
+    static_assert, checked before NVRTC so a bad manifest fails with a one-line message."""
+    fix = "fix `template` in kernels/stages.toml: [rows, cols, threads], multiples of 8, threads divisible by both"
+    try:
+        trc, tcc, nt = (int(a) for a in targs)
+    except ValueError as exc:
+        raise InputError(f"stage {stage_id}: template must be three integers, got {list(targs)}", fix) from exc
+    if not (trc % 8 == tcc % 8 == 0 and trc > 0 and tcc > 0 and nt % 32 == 0 and 0 < nt <= 1024
+            and nt % trc == 0 and nt % tcc == 0 and trc * tcc >= nt and trc * tcc % nt == 0):
+        raise InputError(f"stage {stage_id}: tile shape {trc}x{tcc} with {nt} threads is not valid", fix)
 
 
 def load_manifest(path: Path | None = None) -> Manifest:

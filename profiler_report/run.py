@@ -64,23 +64,32 @@ def device_info() -> dict[str, Any]:
     }
 
 
-def _names(manifest: Manifest, dtype: str) -> dict[str, str]:
+#: Key of a compiled kernel: the kernel name and its template arguments after the element type.
+KernelKey = tuple[str, tuple[str, ...]]
+
+
+def kernel_key(stage: Stage) -> KernelKey:
+    return stage.kernel, stage.targs
+
+
+def _names(manifest: Manifest, dtype: str, extra: tuple[Stage, ...] = ()) -> dict[KernelKey, str]:
     ctype = CXX_TYPES[dtype]
-    kernels = [s.kernel for s in (*manifest.stages, manifest.ceiling)]
-    if manifest.regression:
-        kernels.append(manifest.regression.kernel)
-    kernels.append("copy_vec16")
-    return {k: f"{k}<{ctype}>" for k in kernels}
+    stages = [*manifest.stages, manifest.ceiling, *([manifest.regression] if manifest.regression else []), *extra]
+    return {kernel_key(s): s.name_expression(ctype) for s in stages}
 
 
-def compile_module(manifest: Manifest, dtype: str, extra_options: tuple[str, ...] = ()) -> tuple[Any, dict[str, str]]:
+def compile_module(manifest: Manifest, dtype: str, extra_options: tuple[str, ...] = (),
+                   extra: tuple[Stage, ...] = ()) -> tuple[Any, dict[KernelKey, str]]:
     """Compile ``kernels/transpose.cu`` with NVRTC for this device, with ``-lineinfo``.
 
+    ``extra`` are stages outside the manifest to instantiate too (the bench's copy kernels and
+    tile shapes).
+
     Returns:
-        (cupy.RawModule, map kernel name -> name expression of its ``dtype`` instantiation)
+        (cupy.RawModule, map kernel key -> name expression of its ``dtype`` instantiation)
     """
     cupy = import_cupy()
-    names = _names(manifest, dtype)
+    names = _names(manifest, dtype, extra)
     module = cupy.RawModule(
         code=manifest.source_text(),
         options=("-std=c++17", "-lineinfo", *extra_options),
@@ -89,28 +98,45 @@ def compile_module(manifest: Manifest, dtype: str, extra_options: tuple[str, ...
     return module, names
 
 
-#: Micro-rows per warp of ``transpose_vec_deep`` (its DEPTH template default).
+#: Micro-rows per warp of ``transpose_vec_deep`` and ``transpose_vec_colwalk`` (their DEPTH default).
 VEC_DEEP_DEPTH = 2
+#: Bytes per access of copy_wide's word types.
+WORD_BYTES = {"unsigned int": 4, "uint2": 8, "uint4": 16}
+
+
+def tuned_shape(stage: Stage) -> tuple[int, int, int]:
+    """(micro-block rows, micro-block columns, threads per block) of a ``vec_tuned`` launch."""
+    trc, tcc, nt = (int(a) for a in stage.targs)
+    return trc, tcc, nt
 
 
 def dynamic_smem_bytes(stage: Stage, dtype: str) -> int:
-    """Dynamic shared memory of a launch: the vec_deep tile, 32 V rows x 8 DEPTH 16-byte chunks."""
-    if stage.launch not in ("vec_deep", "vec_colwalk"):
-        return 0
-    return 32 * (16 // ITEMSIZE[dtype]) * 8 * VEC_DEEP_DEPTH * 16
+    """Dynamic shared memory of a launch in bytes: the 16-byte-chunk tiles of the deep stages."""
+    v = 16 // ITEMSIZE[dtype]
+    if stage.launch in ("vec_deep", "vec_colwalk"):
+        return 32 * v * 8 * VEC_DEEP_DEPTH * 16
+    if stage.launch == "vec_tuned":
+        trc, tcc, _ = tuned_shape(stage)
+        return trc * tcc * v * 16
+    return 0
 
 
 def launch_shape(stage: Stage, rows: int, cols: int, dtype: str, tile: int = 32) -> tuple[tuple, tuple]:
     """(grid, block) of a stage's launch for a ``rows x cols`` input."""
+    v = 16 // ITEMSIZE[dtype]
     if stage.launch == "vec":
-        v = 16 // ITEMSIZE[dtype]
         return ((cols + 32 * v - 1) // (32 * v), (rows + 8 * v - 1) // (8 * v)), (256,)
     if stage.launch in ("vec_deep", "vec_colwalk"):
-        v, depth = 16 // ITEMSIZE[dtype], VEC_DEEP_DEPTH
+        depth = VEC_DEEP_DEPTH
         gx, gy = (cols + 32 * v - 1) // (32 * v), (rows + 8 * v * depth - 1) // (8 * v * depth)
         return ((gx, gy) if stage.launch == "vec_deep" else (gy, gx)), (256,)
-    if stage.launch == "copy_vec":
-        return (4 * 132 * 8,), (256,)
+    if stage.launch == "vec_tuned":
+        trc, tcc, nt = tuned_shape(stage)
+        return (-(-rows // (trc * v)) * -(-cols // (tcc * v)),), (nt,)
+    if stage.launch == "copy_wide":
+        words = rows * cols * ITEMSIZE[dtype] // WORD_BYTES[stage.targs[0]]
+        per_block = 256 * int(stage.targs[1])
+        return (max(1, -(-words // per_block)),), (256,)
     return ((cols + tile - 1) // tile, (rows + tile - 1) // tile), (32, 8)
 
 
@@ -119,14 +145,14 @@ class Kernels:
     """A compiled module plus the launch logic of each stage."""
 
     module: Any
-    names: dict[str, str]
+    names: dict[KernelKey, str]
     dtype: str
     tile: int = 32
 
     def launch(self, stage: Stage, src: Any, dst: Any, rows: int, cols: int) -> None:
         import numpy as np
 
-        fn = self.module.get_function(self.names[stage.kernel])
+        fn = self.module.get_function(self.names[kernel_key(stage)])
         grid, block = launch_shape(stage, rows, cols, self.dtype, self.tile)
         smem = dynamic_smem_bytes(stage, self.dtype)
         if smem > 48 * 1024:  # above 48 KB the kernel must opt in

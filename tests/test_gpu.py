@@ -30,6 +30,22 @@ def test_every_variant_is_exact(kernels, rows, cols):
         assert v.correct, v.message
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_bench_copies_and_swept_shapes_are_exact(dtype):
+    # The bench times these too; each must be exact before its speed means anything.
+    from profiler_report import run as gpu
+    from profiler_report.bench import COPIES, shape_stages
+
+    manifest = load_manifest()
+    extra = (*COPIES, *shape_stages(manifest, dtype))
+    module, names = gpu.compile_module(manifest, dtype, extra=extra)
+    k = gpu.Kernels(module, names, dtype)
+    for st in extra:
+        for rows, cols in ((1000, 3000), (4097, 33), (257, 129)):
+            v = gpu.validate(k, st, rows, cols, seed=rows)
+            assert v.correct, v.message
+
+
 def test_a_wrong_kernel_is_caught():
     from dataclasses import replace
 
