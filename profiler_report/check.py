@@ -42,7 +42,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -50,6 +50,10 @@ from .analyze import COLLECTED_BY, HEADLINE, HEADLINE_BY_NAME, TIMING_COLUMNS, A
 from .errors import InputError, ThresholdsError
 from .extract import Capture, normalize_unit, read_capture
 from .fsio import atomic_write
+
+if TYPE_CHECKING:
+    from .driver import StepTimer
+    from .readahead import PendingRead
 
 #: Default thresholds file, looked up in the current directory.
 DEFAULT_THRESHOLDS = Path("thresholds.toml")
@@ -1016,8 +1020,12 @@ def comparison_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 def render_with_baseline(capture_path: Path, out: Path, baseline_path: Path, *,
                          labels: list[tuple[str, str]] | None = None, tolerance: float = 0.05,
-                         strict: bool = False) -> tuple[list[Path], list[str]]:
+                         strict: bool = False, pending: PendingRead | None = None,
+                         timer: StepTimer | None = None, chart_workers: int = 1) -> tuple[list[Path], list[str]]:
     """Render the report of ``capture_path`` into ``out`` with a comparison against a baseline.
+
+    ``pending``, ``timer`` and ``chart_workers`` are as for :func:`profiler_report.report.render_capture`;
+    reading and analyzing both runs for the comparison is the timer's step "compare".
 
     Returns:
         (files written, comparability differences).
@@ -1026,10 +1034,13 @@ def render_with_baseline(capture_path: Path, out: Path, baseline_path: Path, *,
         ReportUnreadableError: either capture cannot be read.
         InputError: a sidecar is corrupt; ``strict`` and the runs are not comparable.
     """
+    from .driver import StepTimer
     from .report import render_capture
 
-    new, old = load_run(capture_path, labels), load_run(baseline_path, labels)
-    diffs = require_comparable(old, new, strict)
+    timer = timer or StepTimer(progress=False)
+    with timer.step("compare"):
+        new, old = load_run(capture_path, labels), load_run(baseline_path, labels)
+        diffs = require_comparable(old, new, strict)
 
     def add_comparison(page: Any, analysis: Analysis) -> None:
         page.comparison = comparison_rows(diff_summaries(old.summary, analysis.summary, tolerance))
@@ -1037,7 +1048,8 @@ def render_with_baseline(capture_path: Path, out: Path, baseline_path: Path, *,
                                 f"{tolerance:.0%}, or event timings moved beyond their p10..p90 spread."
                                 + (f" Not comparable: {'; '.join(diffs)}." if diffs else ""))
 
-    _, files = render_capture(capture_path, out, labels=labels, page_hook=add_comparison)
+    _, files = render_capture(capture_path, out, labels=labels, page_hook=add_comparison, pending=pending,
+                              timer=timer, chart_workers=chart_workers)
     return files, diffs
 
 

@@ -62,19 +62,26 @@ def nvidia_driver() -> str:
 
 @dataclass
 class StepTimer:
-    """Where a run's wall time went, step by step (printed at the end of a run)."""
+    """Where a run's wall time went, step by step (printed at the end of a run).
+
+    ``progress``: log a line as each step starts and ends; off where a failure must print its
+    error line alone (``render``), which then logs only :meth:`table`, on success.
+    """
 
     steps: list[tuple[str, float]] = field(default_factory=list)
+    progress: bool = True
 
     @contextmanager
     def step(self, name: str) -> Iterator[None]:
         t0 = time.monotonic()
-        log(f"[{name}] ...")
+        if self.progress:
+            log(f"[{name}] ...")
         try:
             yield
         finally:
             self.steps.append((name, time.monotonic() - t0))
-            log(f"[{name}] {self.steps[-1][1]:.1f} s")
+            if self.progress:
+                log(f"[{name}] {self.steps[-1][1]:.1f} s")
 
     def table(self) -> str:
         total = sum(s for _, s in self.steps)

@@ -17,11 +17,7 @@ import importlib
 import importlib.metadata
 import io
 import math
-import os
-import pickle
 import re
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +33,7 @@ from .ncu_reader import (  # noqa: F401  (re-exported: both readers and the test
     short_kernel_name,
     source_rows,
 )
+from .readahead import READ_TIMEOUT_S, PendingRead, ncu_rep_format
 
 #: Columns of :attr:`Capture.metrics`, one row per (launch, metric).
 METRIC_COLUMNS = [
@@ -114,40 +111,34 @@ def _check_file(path: Path) -> None:
         raise ReportUnreadableError(f"{path} is empty", "re-export the capture")
 
 
-#: First bytes of every ``.ncu-rep``; a little-endian uint16 format version follows.
-NCU_REP_MAGIC = b"NVR\x00"
 #: Report format version written by the ncu releases this tool is tested with (2025.x).
 NCU_REP_FORMAT = 2
 
 
-def ncu_rep_format(path: Path) -> int | None:
-    """The report format version in a ``.ncu-rep`` header; None when the file is not one."""
-    with path.open("rb") as fh:
-        head = fh.read(8)
-    if len(head) < 6 or not head.startswith(NCU_REP_MAGIC):
-        return None
-    return int.from_bytes(head[4:6], "little")
-
-
-def read_ncu_rep(path: str | Path, timeout_s: float = 600) -> Capture:
+def read_ncu_rep(path: str | Path, timeout_s: float = READ_TIMEOUT_S, pending: PendingRead | None = None) -> Capture:
     """Read every launch of a ``.ncu-rep`` into a :class:`Capture`.
 
     Metrics with a numeric value become rows (instanced values are left out: the aggregate is
     kept). Guided-analysis rule results go to ``rules``; per-instruction values (``inst_executed``
-    and the shared-memory wavefront metrics, by PC) go to ``source``. ncu_report runs in a child
-    process (see :mod:`profiler_report.ncu_reader` for why).
+    and the shared-memory wavefront metrics, by PC) go to ``source``. ncu_report runs in child
+    processes (see :mod:`profiler_report.ncu_reader` for why); ``pending`` is a read of ``path``
+    started earlier with :func:`profiler_report.readahead.start_read`, else one starts here and
+    may take ``timeout_s`` seconds.
 
     Raises:
         ReportUnreadableError: missing, empty, a directory, not a report (no ``NVR`` header),
             truncated or corrupt, from an ncu version this ``ncu_report`` cannot read, or
             ncu_report is not installed or crashed on it.
+        ValueError: ``pending`` reads another file.
     """
     path = Path(path)
+    if pending is not None and pending.path != path:
+        raise ValueError(f"the pending read is of {pending.path}, not {path}")
     _check_file(path)
     fmt = ncu_rep_format(path)
     if fmt is None:
         raise ReportUnreadableError(f"{path} is not an Nsight Compute report (no NVR header)")
-    data = _read_in_child(path, timeout_s)
+    data = (pending or PendingRead(path, timeout_s)).raw()
     if data.get("error") == "no-module":
         raise ReportUnreadableError("the ncu_report module is not installed", "pip install ncu-report")
     if data.get("error"):
@@ -163,26 +154,6 @@ def read_ncu_rep(path: str | Path, timeout_s: float = 600) -> Capture:
     return Capture(dedupe_metrics(pd.DataFrame(data["rows"], columns=METRIC_COLUMNS)),
                    pd.DataFrame(data["rules"], columns=RULE_COLUMNS), path, "ncu-rep", data["device"],
                    data["version"], pd.DataFrame(data["source"], columns=SOURCE_COLUMNS), data["files"], notes)
-
-
-def _read_in_child(path: Path, timeout_s: float) -> dict[str, Any]:
-    """Run :func:`profiler_report.ncu_reader.read_raw` in a fresh interpreter; return its data."""
-    root = str(Path(__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    try:
-        res = subprocess.run([sys.executable, "-m", "profiler_report.ncu_reader", str(path)],
-                             capture_output=True, timeout=timeout_s, env=env)
-    except subprocess.TimeoutExpired as exc:
-        raise ReportUnreadableError(f"reading {path} took longer than {timeout_s:.0f} s") from exc
-    if res.returncode != 0:
-        why = "crashed" if res.returncode < 0 else f"exited with status {res.returncode}"
-        tail = res.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
-        raise ReportUnreadableError(f"ncu_report {why} reading {path} {tail[0][:200]}".strip(),
-                                    "check the file; try another ncu-report version (`pip install -U ncu-report`)")
-    try:
-        return pickle.loads(res.stdout)
-    except Exception as exc:  # a child that printed something else
-        raise ReportUnreadableError(f"ncu_report gave no readable data for {path} ({type(exc).__name__})") from exc
 
 
 def _no_launch_error(path: Path, fmt: int, module_version: str) -> ReportUnreadableError:
@@ -442,8 +413,10 @@ def _csv_device(records: list[list[str]], h: int, col: dict[str, int]) -> dict[s
     return info
 
 
-def read_capture(path: str | Path) -> Capture:
+def read_capture(path: str | Path, pending: PendingRead | None = None) -> Capture:
     """Read a ``.ncu-rep``, or a raw-page or details-page CSV export, chosen by the file's content.
+
+    ``pending``: a read of the ``.ncu-rep`` at ``path`` already started (see :func:`read_ncu_rep`).
 
     Raises:
         ReportUnreadableError: see :func:`read_ncu_rep` and :func:`read_csv`.
@@ -451,7 +424,7 @@ def read_capture(path: str | Path) -> Capture:
     path = Path(path)
     _check_file(path)
     if ncu_rep_format(path) is not None:
-        return read_ncu_rep(path)
+        return read_ncu_rep(path, pending=pending)
     with path.open("rb") as fh:
         head = fh.read(4096)
     if path.suffix.lower() == ".csv" or _looks_like_csv(head):

@@ -4,17 +4,20 @@ ncu_report's native library crashes (segfaults) when other C++ extensions were l
 same process before it, and it crashes the CuPy import when it comes first: seen with pandas 3 +
 pyarrow on the H200 machine (CPython 3.12, the copy bundled with ncu 2025.3.1), and with
 matplotlib's kiwisolver here (CPython 3.11, PyPI ncu-report 2025.3.1). So
-:func:`profiler_report.extract.read_ncu_rep` runs ``python -m profiler_report.ncu_reader PATH``,
-which imports nothing but ncu_report and the standard library, and takes back a pickle of lists
-and dicts. The unit and name helpers live here too, because both readers use them.
+:func:`profiler_report.extract.read_ncu_rep` runs ``python -m profiler_report.ncu_reader PATH``
+(one process per ``--part`` where CPUs allow, see :mod:`profiler_report.readahead`), which
+imports nothing but ncu_report and the standard library, and takes back a pickle of lists and
+dicts. The unit and name helpers live here too, because both readers use them.
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 import pickle
 import re
 import sys
+from collections.abc import Collection
 from typing import Any
 
 from . import _ncu
@@ -271,8 +274,18 @@ def _source_files(action: Any) -> dict[str, str]:
         return {}
 
 
-def read_raw(path: str) -> dict[str, Any]:
+#: What a child process reads (``--part``). Each part pays its own one-time cost inside ncu_report
+#: (~0.3 s the first time metric units are asked for, ~0.7 s to start the disassembler), so two
+#: children reading one part each finish sooner than one reading both, given a CPU each (see
+#: readahead.split_pays); children reading launches in shards would each pay both costs.
+PARTS = ("metrics", "source")
+
+
+def read_raw(path: str, parts: Collection[str] = PARTS) -> dict[str, Any]:
     """Every launch of the report at ``path`` as plain data (run in the child process).
+
+    ``parts`` picks what is read: "metrics" fills ``rows``, ``rules`` and ``device``; "source"
+    fills ``source`` and ``files``; the keys of a part not read stay empty (see :func:`merge_parts`).
 
     Returns:
         dict with ``rows`` (metric rows), ``rules``, ``source`` (per-instruction rows), ``files``
@@ -291,14 +304,7 @@ def read_raw(path: str) -> dict[str, Any]:
     for ri in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(ri)
         for ai in range(rng.num_actions()):
-            action = rng.action_by_idx(ai)
-            out["rows"].extend(_action_rows(action, launch_id))
-            out["rules"].extend(_rules(action, launch_id))
-            if launch_id < SOURCE_LAUNCHES:  # disassembly costs ~0.1-0.4 s per launch
-                out["source"].extend(source_rows(action, launch_id))
-            out["files"].update(_source_files(action))
-            if not out["device"]:
-                out["device"] = _device(action)
+            _read_action(rng.action_by_idx(ai), launch_id, parts, out)
             launch_id += 1
     out["launches"] = launch_id
     try:
@@ -309,10 +315,42 @@ def read_raw(path: str) -> dict[str, Any]:
     return out
 
 
+def _read_action(action: Any, launch_id: int, parts: Collection[str], out: dict[str, Any]) -> None:
+    """Add the ``parts`` of one launch to ``out`` (the dict :func:`read_raw` returns)."""
+    if "metrics" in parts:
+        out["rows"].extend(_action_rows(action, launch_id))
+        out["rules"].extend(_rules(action, launch_id))
+        if not out["device"]:
+            out["device"] = _device(action)
+    if "source" in parts:
+        if launch_id < SOURCE_LAUNCHES:  # disassembly: ~0.7 s to start, then ~0.01-0.02 s a launch
+            out["source"].extend(source_rows(action, launch_id))
+        out["files"].update(_source_files(action))
+
+
+def merge_parts(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The :func:`read_raw` result of a whole report from the results of its parts, given in
+    PARTS order: lists are joined, dicts united; the first error found is returned as it is."""
+    for part in parts:
+        if part.get("error"):
+            return part
+    out = dict(parts[0])
+    for part in parts[1:]:
+        for key in ("rows", "rules", "source"):
+            out[key] = out[key] + part[key]
+        out["files"] = {**out["files"], **part["files"]}
+        out["device"] = out["device"] or part["device"]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m profiler_report.ncu_reader PATH``: pickle :func:`read_raw` to stdout."""
-    args = sys.argv[1:] if argv is None else argv
-    data = read_raw(args[0])
+    """``python -m profiler_report.ncu_reader PATH [--part metrics|source]``: pickle
+    :func:`read_raw` (of every part unless ``--part`` names one) to stdout."""
+    parser = argparse.ArgumentParser(prog="python -m profiler_report.ncu_reader")
+    parser.add_argument("path")
+    parser.add_argument("--part", choices=PARTS, default=None)
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    data = read_raw(args.path, PARTS if args.part is None else (args.part,))
     sys.stdout.buffer.write(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
     sys.stdout.buffer.flush()
     return 0

@@ -12,7 +12,9 @@ import difflib
 import io
 import json
 import math
+import multiprocessing
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,6 +137,9 @@ class Page:
     peers_rows: list[dict[str, str]] = field(default_factory=list)
     sweep_svg: str = ""
     sweep_rows: list[dict[str, str]] = field(default_factory=list)
+    shapes_svg: str = ""
+    shapes_rows: list[dict[str, Any]] = field(default_factory=list)  # shape_table records
+    shapes_verdicts: list[str] = field(default_factory=list)  # shape_verdicts: fastest vs chosen
     comparison: list[dict[str, Any]] = field(default_factory=list)  # check.comparison_rows: render --baseline
     comparison_note: str = ""
 
@@ -184,23 +189,47 @@ def _bar_figure(height_in: float) -> tuple[Any, Any]:
     return fig, ax
 
 
-def draw_bandwidth(data: pd.DataFrame, highlight_label: str | None = None) -> str:
-    """Horizontal bars of GB/s; ceilings hatched, the highlighted stage dark. Returns SVG text."""
-    if data.empty or data["gbps"].isna().all():
-        return ""
-    fig, ax = _bar_figure(0.32 * len(data) + 0.9)
+#: Bar colours of the bandwidth charts.
+HIGHLIGHT, STAGE, CEILING, PEER = "#2b6cb0", "#a3bffa", "#bbbbbb", "#f6ad55"
+
+
+def bar_colors(data: pd.DataFrame, highlight_label: str | None = None) -> list[str]:
+    """Colour of each bar of :func:`draw_bandwidth`: ceilings grey, peers orange, the highlighted
+    stage dark and the other stages light; every stage dark when nothing is highlighted."""
     colors = []
     for r in data.itertuples():
         if r.kind == "ceiling":
-            colors.append("#bbbbbb")
+            colors.append(CEILING)
         elif r.kind == "stage-other":
-            colors.append("#f6ad55")
+            colors.append(PEER)
         elif highlight_label is None or r.label == highlight_label:
-            colors.append("#2b6cb0")
+            colors.append(HIGHLIGHT)
         else:
-            colors.append("#a3bffa")
+            colors.append(STAGE)
+    return colors
+
+
+def draw_bandwidth(data: pd.DataFrame, highlight_label: str | None = None) -> str:
+    """Horizontal bars of GB/s; ceilings hatched, the highlighted stage dark. Returns SVG text."""
+    return highlight_bar(_draw_bandwidth(data), data, highlight_label)
+
+
+def bandwidth_charts(data: pd.DataFrame, labels: list[str | None]) -> dict[str | None, str]:
+    """``{label: draw_bandwidth(data, label)}``, drawn once and recoloured per label (a drawing
+    costs ~0.1 s, a recolouring microseconds); label None is the chart with every stage dark."""
+    base = _draw_bandwidth(data)
+    return {label: highlight_bar(base, data, label) for label in labels}
+
+
+def _draw_bandwidth(data: pd.DataFrame) -> str:
+    """The chart with nothing highlighted; bar ``i`` (data order) is the SVG group ``bar-i``."""
+    if data.empty or data["gbps"].isna().all():
+        return ""
+    fig, ax = _bar_figure(0.32 * len(data) + 0.9)
     y = list(range(len(data)))[::-1]
-    ax.barh(y, data["gbps"].fillna(0), color=colors, hatch=None)
+    bars = ax.barh(y, data["gbps"].fillna(0), color=bar_colors(data), hatch=None)
+    for i, bar in enumerate(bars):
+        bar.set_gid(f"bar-{i}")
     ax.set_yticks(y, data["label"])
     for yi, v in zip(y, data["gbps"], strict=True):
         if not math.isnan(v):
@@ -210,6 +239,29 @@ def draw_bandwidth(data: pd.DataFrame, highlight_label: str | None = None) -> st
     ax.spines[["top", "right"]].set_visible(False)
     ax.set_xlim(0, float(data["gbps"].max()) * 1.15)
     return _svg(fig)
+
+
+def highlight_bar(svg: str, data: pd.DataFrame, highlight_label: str | None) -> str:
+    """The SVG of :func:`_draw_bandwidth` recoloured as ``bar_colors(data, highlight_label)``."""
+    for i, (old, new) in enumerate(zip(bar_colors(data), bar_colors(data, highlight_label), strict=True)):
+        if old != new:
+            svg = _set_fill(svg, f"bar-{i}", new)
+    return svg
+
+
+def _set_fill(svg: str, gid: str, color: str) -> str:
+    """Set the fill of the one path in matplotlib's group ``<g id="gid">`` (a patch with a gid)."""
+    pattern = re.compile(rf'(<g id="{re.escape(gid)}">\s*<path [^>]*?style="fill: )#[0-9a-fA-F]{{6}}')
+    return pattern.sub(lambda m: m.group(1) + color, svg, count=1)
+
+
+_SVG_ID = re.compile(r'(\bid="|url\(#|href="#)([^"\)]+)')
+
+
+def scope_ids(svg: str, prefix: str) -> str:
+    """Prefix every id of one SVG, and every reference to one, with ``prefix``: each chart's
+    ids (figure_1, clip paths, tick markers) would otherwise repeat across the charts of a page."""
+    return _SVG_ID.sub(lambda m: m.group(1) + prefix + m.group(2), svg)
 
 
 def draw_stalls(data: pd.DataFrame, stage: str) -> str:
@@ -289,13 +341,13 @@ def build_page(analysis: Analysis, provenance: dict[str, Any], manifest: Manifes
                timings: list[dict[str, Any]] | None = None, validation: list[dict[str, Any]] | None = None,
                charts: bool = True, bench: list[dict[str, Any]] | None = None,
                sweep: list[dict[str, Any]] | None = None) -> Page:
-    """All the data the template shows, computed from the analysis and the provenance."""
+    """All the data the template shows, computed from the analysis and the provenance; with
+    ``charts``, the charts too, drawn here (:func:`draw_charts`), else left empty."""
     summary = analysis.summary
     stages = summary[summary["role"] == "stage"].reset_index(drop=True)
     sources = stage_sources(manifest.source_text()) if manifest else {}
     titles = {s.id: s for s in manifest.stages} if manifest else {}
     valid = {v["stage"]: v for v in validation or []}
-    bw = bandwidth_chart_data(summary, timings)
     sections = []
     for i, row in stages.iterrows():
         prev = stages.iloc[i - 1] if i else None
@@ -329,8 +381,7 @@ def build_page(analysis: Analysis, provenance: dict[str, Any], manifest: Manifes
             rules_appear=_records(rc[rc["change"] == "appears"]),
             rules_vanish=_records(rc[rc["change"] == "vanishes"]),
             findings=_records(findings[["title", "message", "speedup_pct"]]) if len(findings) else [],
-            bandwidth_svg=draw_bandwidth(bw, sid) if charts else "",
-            stall_svg=draw_stalls(stall_chart_data(analysis.stalls, sid), sid) if charts else "",
+            bandwidth_svg="", stall_svg="",  # filled by fill_charts
         ))
     header = ["stage", *[_COLUMNS[c].label for c in SUMMARY_COLUMNS if c in summary], "verdict"]
     rows = []
@@ -343,24 +394,126 @@ def build_page(analysis: Analysis, provenance: dict[str, Any], manifest: Manifes
     ceilings = [{"name": t["name"], "gbps": fmt(t["gbps"]), "median_us": fmt(t["median_us"])}
                 for t in timings or [] if t["name"] in ("memcpy", manifest.ceiling.id if manifest else "copy")]
     mode = provenance.get("mode", "recorded capture")
-    peers = peers_chart_data(bench) if bench else pd.DataFrame()
     sweep_frame = sweep_table(sweep) if sweep else pd.DataFrame()
-    return Page(
+    page = Page(
         title=f"Staged optimization report: {provenance.get('gpu', 'unknown GPU')}",
         mode=mode,
         mode_note=provenance.get("mode_note", ""),
         environment=environment_rows(provenance),
         summary_header=header, summary_rows=rows,
-        overview_svg=draw_bandwidth(bw) if charts else "",
+        overview_svg="",  # filled by fill_charts, as are peers_svg and sweep_svg
         stages=sections, ceilings=ceilings,
         missing=analysis.missing,
         validation=list(validation or []),
         sources=[(c.label, c.source) for c in (*HEADLINE, *TIMING_COLUMNS)],
-        peers_svg=draw_bandwidth(peers) if charts and not peers.empty else "",
-        peers_rows=_bench_rows(bench or []),
-        sweep_svg=draw_sweep(sweep_frame) if charts and not sweep_frame.empty else "",
+        peers_rows=bench_rows(bench or []),
         sweep_rows=_records(sweep_frame) if not sweep_frame.empty else [],
     )
+    shapes = shape_table(sweep) if sweep else pd.DataFrame()
+    if not shapes.empty:
+        page.shapes_rows = _records(shapes)
+        page.shapes_verdicts = shape_verdicts(shapes)
+    if charts:
+        draw_charts(page, analysis, timings, bench, sweep)
+    return page
+
+
+#: A chart job: the function that draws it and its arguments (both must pickle, for ChartPool);
+#: sidecar_chart_jobs and capture_chart_jobs make them, a ChartPool runs them, fill_charts places them.
+ChartJob = tuple[Callable[..., Any], tuple[Any, ...]]
+
+
+def sidecar_chart_jobs(bench: list[dict[str, Any]] | None = None,
+                       sweep: list[dict[str, Any]] | None = None) -> dict[str, ChartJob]:
+    """The charts drawn from a live run's bench.json and sweep.json alone, as jobs for
+    :func:`fill_charts`: they need no capture, so they can be drawn while it is read."""
+    peers = peers_chart_data(bench) if bench else pd.DataFrame()
+    sweep_frame = sweep_table(sweep) if sweep else pd.DataFrame()
+    jobs: dict[str, ChartJob] = {}
+    if not sweep_frame.empty:
+        jobs["sweep"] = (draw_sweep, (sweep_frame,))  # log axis and legend: ~0.4 s, the slowest chart
+    if not peers.empty:
+        jobs["peers"] = (draw_bandwidth, (peers,))
+    shapes = shape_table(sweep) if sweep else pd.DataFrame()
+    if not shapes.empty:
+        jobs["shapes"] = (draw_shapes, (shapes,))
+    return jobs
+
+
+def capture_chart_jobs(analysis: Analysis, timings: list[dict[str, Any]] | None = None) -> dict[str, ChartJob]:
+    """The charts drawn from the analysis (bandwidth overview and per stage, stalls per stage),
+    as jobs for :func:`fill_charts`."""
+    summary = analysis.summary
+    stage_ids = list(summary.loc[summary["role"] == "stage", "stage"])
+    jobs: dict[str, ChartJob] = {
+        "bandwidth": (bandwidth_charts, (bandwidth_chart_data(summary, timings), [None, *stage_ids])),
+    }
+    for sid in stage_ids:
+        jobs[f"stalls:{sid}"] = (draw_stalls, (stall_chart_data(analysis.stalls, sid), sid))
+    return jobs
+
+
+def fill_charts(page: Page, drawn: dict[str, Any]) -> None:
+    """Put the results of :func:`sidecar_chart_jobs` and :func:`capture_chart_jobs` into ``page``,
+    each chart's ids with a prefix of its own so that none repeats on the page."""
+    page.overview_svg = scope_ids(drawn["bandwidth"][None], "overview-")
+    for i, section in enumerate(page.stages):
+        section.bandwidth_svg = scope_ids(drawn["bandwidth"].get(section.id, ""), f"bandwidth-{i}-")
+        section.stall_svg = scope_ids(drawn.get(f"stalls:{section.id}", ""), f"stalls-{i}-")
+    page.peers_svg = scope_ids(drawn.get("peers", ""), "peers-")
+    page.sweep_svg = scope_ids(drawn.get("sweep", ""), "sweep-")
+    page.shapes_svg = scope_ids(drawn.get("shapes", ""), "shapes-")
+
+
+def draw_charts(page: Page, analysis: Analysis, timings: list[dict[str, Any]] | None = None,
+                bench: list[dict[str, Any]] | None = None, sweep: list[dict[str, Any]] | None = None) -> None:
+    """Draw the charts of a :func:`build_page` page into it, in this process (0.05-0.4 s a chart;
+    :class:`ChartPool` draws them side by side)."""
+    jobs = {**sidecar_chart_jobs(bench, sweep), **capture_chart_jobs(analysis, timings)}
+    fill_charts(page, {key: fn(*args) for key, (fn, args) in jobs.items()})
+
+
+class ChartPool:
+    """Worker processes, forked on creation, that draw chart jobs side by side.
+
+    With ``workers`` <= 1, or where no pool can be made (no fork, no /dev/shm for its
+    semaphores), jobs run in this process when their results are asked for. Fork only from a
+    process that holds no CUDA context (not from a live run). Python 3.12+ warns (a
+    DeprecationWarning, hidden by default) that forking a threaded process may deadlock: the only
+    other threads here are OpenBLAS's (numpy's), which it stops at fork (pthread_atfork). Use it
+    as a context manager: leaving it ends the workers.
+    """
+
+    def __init__(self, workers: int) -> None:
+        self._pool: multiprocessing.pool.Pool | None = None
+        if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+            try:
+                self._pool = multiprocessing.get_context("fork").Pool(workers)
+            except OSError:
+                self._pool = None
+
+    def draw(self, jobs: dict[str, ChartJob]) -> Callable[[], dict[str, Any]]:
+        """Start ``jobs``; return a function that waits for them and returns ``{key: result}``.
+
+        The function raises whatever a job raised.
+        """
+        if self._pool is None:
+            return lambda: {key: fn(*args) for key, (fn, args) in jobs.items()}
+        started = {key: self._pool.apply_async(fn, args) for key, (fn, args) in jobs.items()}
+        return lambda: {key: result.get() for key, result in started.items()}
+
+    def close(self) -> None:
+        """End the workers (safe to call twice)."""
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+            self._pool = None
+
+    def __enter__(self) -> ChartPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def peers_chart_data(bench: list[dict[str, Any]]) -> pd.DataFrame:
@@ -381,11 +534,91 @@ def peers_chart_data(bench: list[dict[str, Any]]) -> pd.DataFrame:
     return frame.sort_values("gbps", ascending=False).reset_index(drop=True)
 
 
-def _bench_rows(bench: list[dict[str, Any]]) -> list[dict[str, str]]:
-    return [{"name": r["name"], "kind": r["kind"], "gbps": fmt(r.get("gbps")),
-             "pct_of_memcpy": fmt(r.get("pct_of_memcpy"), "%"), "median_us": fmt(r.get("median_us")),
-             "spread": f"{fmt(r.get('p10_us'))} - {fmt(r.get('p90_us'))}", "timing": r.get("timing", ""),
-             "note": r.get("note", "")} for r in bench]
+def bench_rows(bench: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Rows of the peers table; ``vs_best_peer`` is GB/s over the fastest peer's GB/s at the same
+    size and dtype ("" where no peer ran there)."""
+    best: dict[tuple[Any, Any, Any], float] = {}
+    for r in bench:
+        g = r.get("gbps")
+        if r["kind"] == "peer" and g is not None and g == g and not r.get("note", "").startswith("WRONG"):
+            key = (r["rows"], r["cols"], r["dtype"])
+            best[key] = max(best.get(key, 0.0), float(g))
+    out = []
+    for r in bench:
+        g, ref = r.get("gbps"), best.get((r["rows"], r["cols"], r["dtype"]))
+        ratio = f"{g / ref:.3f}x" if ref and g is not None and g == g else ""
+        out.append({"name": r["name"], "kind": r["kind"], "gbps": fmt(g),
+                    "pct_of_memcpy": fmt(r.get("pct_of_memcpy"), "%"), "vs_best_peer": ratio,
+                    "median_us": fmt(r.get("median_us")), "spread": f"{fmt(r.get('p10_us'))} - {fmt(r.get('p90_us'))}",
+                    "timing": r.get("timing", ""), "note": r.get("note", "")})
+    return out
+
+
+def shape_table(sweep: list[dict[str, Any]]) -> pd.DataFrame:
+    """The block-shape sweep (sweep.json rows of kind "shape") as a table: dtype, size, shape
+    ([micro-block rows, cols, threads]), tile, threads, per_thread, gbps, pct_of_memcpy, p10_us,
+    p90_us, median_us, chosen (the shape the report profiles), fastest (the fastest at its size)."""
+    frame = pd.DataFrame([r for r in sweep if r.get("kind") == "shape"])
+    if frame.empty or "gbps" not in frame:
+        return pd.DataFrame()
+    frame = frame[frame["gbps"].notna()].copy()
+    if frame.empty:
+        return frame
+    frame["size"] = frame["rows"].astype(str) + "x" + frame["cols"].astype(str)
+    frame["shape"] = frame["name"].str.extract(r"(\[[^\]]*\])", expand=False).fillna(frame["name"])
+    for col, default in (("tile", ""), ("threads", 0), ("per_thread", 0), ("chosen", False)):
+        if col not in frame:
+            frame[col] = default
+    fastest = frame.groupby(["dtype", "size"], sort=False)["gbps"].transform("max")
+    frame["fastest"] = frame["gbps"] == fastest
+    cols = ["dtype", "size", "shape", "tile", "threads", "per_thread", "gbps", "pct_of_memcpy", "median_us",
+            "p10_us", "p90_us", "chosen", "fastest"]
+    return frame[cols].reset_index(drop=True)
+
+
+def shape_verdicts(shapes: pd.DataFrame) -> list[str]:
+    """One sentence per size and dtype: the fastest shape, and whether the chosen (profiled) shape
+    is slower than it beyond the run-to-run spread (chosen's p10 above the fastest's p90)."""
+    out = []
+    for (dtype, size), grp in shapes.groupby(["dtype", "size"], sort=False):
+        best = grp.loc[grp["gbps"].idxmax()]
+        chosen = grp[grp["chosen"].astype(bool)]
+        text = f"{size} {dtype}: fastest {best['shape']} at {best['pct_of_memcpy']:.1f}% of memcpy"
+        if chosen.empty:
+            text += "; the chosen shape was not swept"
+        else:
+            c = chosen.iloc[0]
+            if c["shape"] == best["shape"]:
+                text += ", the chosen shape"
+            elif c["p10_us"] > best["p90_us"]:
+                text += (f"; the chosen {c['shape']} ({c['pct_of_memcpy']:.1f}%) is slower beyond the spread: "
+                         "change `template` in kernels/stages.toml")
+            else:
+                text += f"; the chosen {c['shape']} ({c['pct_of_memcpy']:.1f}%) is within the spread of it"
+        out.append(text)
+    return out
+
+
+def draw_shapes(shapes: pd.DataFrame) -> str:
+    """% of memcpy of every swept tile shape (one row each), one marker series per size and dtype;
+    the chosen shape's label in bold. Returns SVG text."""
+    order = list(dict.fromkeys(shapes["shape"]))
+    fig, ax = _bar_figure(0.22 * len(order) + 1.1)
+    y = {shape: len(order) - 1 - i for i, shape in enumerate(order)}
+    markers = "os^Dv<>p"
+    for i, ((dtype, size), grp) in enumerate(shapes.groupby(["dtype", "size"], sort=False)):
+        ax.scatter(grp["pct_of_memcpy"], grp["shape"].map(y), s=14, marker=markers[i % len(markers)],
+                   label=f"{size} {dtype}", zorder=3)
+    ax.set_yticks(list(y.values()), list(y.keys()), fontsize=8)
+    chosen = set(shapes.loc[shapes["chosen"].astype(bool), "shape"])
+    for label in ax.get_yticklabels():
+        if label.get_text() in chosen:
+            label.set_fontweight("bold")
+    ax.set_xlabel("% of memcpy (CUDA events)", fontsize=8)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower left")
+    ax.spines[["top", "right"]].set_visible(False)
+    return _svg(fig)
 
 
 def sweep_table(sweep: list[dict[str, Any]]) -> pd.DataFrame:

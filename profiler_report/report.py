@@ -16,9 +16,19 @@ from typing import Any
 from .analyze import Analysis, analyze
 from .annotate import annotate_stages, clock_control_from_log, page_notes
 from .config import Manifest, load_manifest
+from .driver import StepTimer
 from .errors import InputError
 from .extract import Capture, read_capture
-from .render import Page, build_page, write_outputs
+from .readahead import PendingRead
+from .render import (
+    ChartPool,
+    Page,
+    build_page,
+    capture_chart_jobs,
+    fill_charts,
+    sidecar_chart_jobs,
+    write_outputs,
+)
 
 
 @dataclass
@@ -130,31 +140,57 @@ def capture_provenance(capture: Capture, side: Sidecars, live: bool) -> dict[str
 def render_capture(capture_path: Path, out: Path, *, labels: list[tuple[str, str]] | None = None,
                    live: bool = False, manifest: Manifest | None = None,
                    sidecars: Sidecars | None = None, capture_label: str | None = None,
-                   page_hook: Callable[[Page, Analysis], None] | None = None) -> tuple[Analysis, list[Path]]:
+                   page_hook: Callable[[Page, Analysis], None] | None = None,
+                   pending: PendingRead | None = None, timer: StepTimer | None = None,
+                   chart_workers: int = 1) -> tuple[Analysis, list[Path]]:
     """Read, analyze and render one capture into ``out`` (index.html, summary.csv, summary.json).
 
     ``capture_label`` is the path the report names for the capture (a live run renders inside
     its ``.partial`` folder, then renames it). ``page_hook(page, analysis)`` may add to the page
-    before it is written (``render --baseline`` adds its comparison).
+    before it is written (``render --baseline`` adds its comparison). ``pending``: the read of
+    ``capture_path`` already started (:func:`profiler_report.readahead.start_read`).
+    ``chart_workers`` > 1 draws the charts in that many forked processes (see
+    :class:`~profiler_report.render.ChartPool`), while the page is built here. ``timer`` records
+    the steps read, analyze, page and charts (the wait for the charts once the page is built), write.
 
     Raises:
+        InputError: a sidecar file is corrupt (checked first); a ``--stage`` pattern is bad or
+            matches nothing.
         ReportUnreadableError: the capture cannot be read.
-        InputError: a ``--stage`` pattern is bad or matches nothing; a sidecar file is corrupt.
     """
-    capture = read_capture(capture_path)
-    side = sidecars if sidecars is not None else read_sidecars(Path(capture_path).parent)
-    manifest = manifest or load_manifest()
-    own = None if labels else own_manifest_for(capture, manifest)
-    analysis = analyze(capture, own, labels, side.timings)
+    timer = timer or StepTimer(progress=False)
+    with ChartPool(chart_workers) as pool:  # forked now: the workers start while ncu_report reads
+        side = sidecars if sidecars is not None else read_sidecars(Path(capture_path).parent)
+        early = pool.draw(sidecar_chart_jobs(side.bench, side.sweep))  # need no capture: drawn during the read
+        with timer.step("read"):
+            capture = read_capture(capture_path, pending=pending)
+        with timer.step("analyze"):
+            manifest = manifest or load_manifest()
+            own = None if labels else own_manifest_for(capture, manifest)
+            analysis = analyze(capture, own, labels, side.timings)
+        late = pool.draw(capture_chart_jobs(analysis, side.timings))
+        with timer.step("page"):
+            page = _page(capture, analysis, side, own, live, capture_label, page_hook)
+        with timer.step("charts"):
+            fill_charts(page, {**early(), **late()})
+    with timer.step("write"):
+        files = write_outputs(out, page, analysis)
+    return analysis, files
+
+
+def _page(capture: Capture, analysis: Analysis, side: Sidecars, own: Manifest | None, live: bool,
+          capture_label: str | None, page_hook: Callable[[Page, Analysis], None] | None) -> Page:
+    """The page of :func:`render_capture`, without its charts."""
     prov = capture_provenance(capture, side, live)
     if capture_label:
         prov["capture"] = capture_label
-    page = build_page(analysis, prov, own, side.timings, side.validation, bench=side.bench, sweep=side.sweep)
+    page = build_page(analysis, prov, own, side.timings, side.validation, charts=False, bench=side.bench,
+                      sweep=side.sweep)
     page.notes.extend(page_notes(prov, capture))
     annotate_stages(page, analysis, capture, own, side.validation)
     if page_hook is not None:
         page_hook(page, analysis)
-    return analysis, write_outputs(out, page, analysis)
+    return page
 
 
 def render_timings_only(folder: Path, manifest: Manifest | None = None) -> tuple[Analysis, list[Path]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -50,3 +51,16 @@ def test_help_lists_exit_codes():
     assert "Exit codes" in res.stdout
     for cmd in ("run", "render", "summary"):
         assert run(cmd, "--help").returncode == 0
+
+
+def test_render_prints_where_its_time_went(tmp_path):
+    res = run("render", "--from", str(F32 / "profile.ncu-rep"), "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == [f"wrote {tmp_path / name}" for name in ("index.html", "summary.csv",
+                                                                               "summary.json")]
+    lines = res.stderr.strip().splitlines()
+    assert lines[0] == "time spent:"
+    steps = [re.match(r"^  (\S+)\s+(\d+\.\d) s$", ln) for ln in lines[1:]]
+    assert all(steps), res.stderr
+    assert [m.group(1) for m in steps] == ["import", "read", "analyze", "page", "charts", "write", "total"]
+    assert float(steps[-1].group(2)) > 0

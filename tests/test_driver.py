@@ -14,7 +14,7 @@ import pytest
 from fakes import NCU_CONNECTED, NCU_NO_KERNELS, NCU_PERM, fake_ncu_printing, install_fake_gpu
 
 from profiler_report.config import RunConfig
-from profiler_report.driver import atomic_dir, live_run, write_json
+from profiler_report.driver import StepTimer, atomic_dir, live_run, write_json
 from profiler_report.errors import (
     CounterPermissionError,
     KernelIncorrectError,
@@ -70,6 +70,18 @@ def test_a_stale_partial_is_replaced(earlier):
     (stale / "junk").write_text("junk")
     with atomic_dir(earlier) as out:
         assert not (out / "junk").exists()
+
+
+def test_step_timer_without_progress_logs_nothing_until_its_table(capsys):
+    timer = StepTimer(progress=False)
+    with timer.step("read"):
+        pass
+    assert capsys.readouterr().err == ""
+    assert [name for name, _ in timer.steps] == ["read"]
+    assert timer.table().splitlines()[1].split()[0] == "read"
+    with StepTimer().step("read"):
+        pass
+    assert capsys.readouterr().err.startswith("[read] ...\n[read] ")
 
 
 def test_write_json_goes_through_a_temporary_name(tmp_path):

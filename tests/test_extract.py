@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import math
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
 
+import pandas as pd
 import pytest
+from conftest import F32
 
 from profiler_report.analyze import HEADLINE, assign_stages, summarize
-from profiler_report.extract import METRIC_COLUMNS, normalize_unit, parse_number, short_kernel_name
+from profiler_report.errors import ReportUnreadableError
+from profiler_report.extract import METRIC_COLUMNS, normalize_unit, parse_number, read_ncu_rep, short_kernel_name
+from profiler_report.ncu_reader import PARTS, merge_parts
+from profiler_report.readahead import PendingRead, start_read
 
 STAGES = ["naive", "smem", "padded", "unrolled", "vec_padded", "vec_swizzled", "vec_deep", "vec_colwalk"]
 LAUNCHES = [*STAGES, "copy"]  # the tiled copy kernel (the ceiling) is profiled last
@@ -89,3 +99,87 @@ def test_parse_number():
 def test_short_kernel_name():
     assert short_kernel_name("void transpose_naive<float>(const T1 *, T1 *, int, int)") == "transpose_naive"
     assert short_kernel_name("ns::k(int, float)") == "ns::k"
+
+
+# --------------------------------------------------------------------------------------------
+# Reading in child processes: split by part, started early (profiler_report.readahead)
+
+
+def _child_read(*args: str) -> dict:
+    """The pickle of ``python -m profiler_report.ncu_reader F32 ARGS`` (ncu_report must not load here)."""
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    res = subprocess.run([sys.executable, "-m", "profiler_report.ncu_reader", str(F32 / "profile.ncu-rep"), *args],
+                         capture_output=True, timeout=300, env=env, check=True)
+    return pickle.loads(res.stdout)
+
+
+def _nan_free(x):
+    """``x`` with NaN replaced by a marker, so that == compares it (NaN != NaN)."""
+    if isinstance(x, float) and math.isnan(x):
+        return "NaN"
+    if isinstance(x, dict):
+        return {k: _nan_free(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_nan_free(v) for v in x]
+    return x
+
+
+def test_parts_read_apart_and_merged_equal_one_read_of_everything():
+    whole = _child_read()
+    parts = [_child_read("--part", part) for part in PARTS]
+    assert parts[0]["rows"] and not parts[0]["source"] and parts[1]["source"] and not parts[1]["rows"]
+    merged = merge_parts(parts)
+    assert _nan_free(merged) == _nan_free(whole)
+    assert list(merged) == list(whole) and list(merged["files"]) == list(whole["files"])
+
+
+@pytest.mark.parametrize("split", [True, False])
+def test_split_and_single_child_reads_give_the_same_capture(f32_capture, split):
+    path = F32 / "profile.ncu-rep"
+    cap = read_ncu_rep(path, pending=PendingRead(path, split=split))
+    for name in ("metrics", "rules", "source"):
+        pd.testing.assert_frame_equal(getattr(cap, name), getattr(f32_capture, name))
+    assert (cap.device, cap.report_version, cap.source_files) == (
+        f32_capture.device, f32_capture.report_version, f32_capture.source_files)
+
+
+def test_merge_parts_returns_the_first_error():
+    ok = {"rows": [1], "rules": [], "source": [], "files": {}, "device": {}, "error": ""}
+    assert merge_parts([ok, {"error": "no-module"}]) == {"error": "no-module"}
+    assert merge_parts([ok])["rows"] == [1]
+
+
+def test_start_read_starts_children_for_a_ncu_rep_only(tmp_path):
+    assert start_read(F32 / "raw.csv") is None
+    assert start_read(F32) is None
+    assert start_read(tmp_path / "missing.ncu-rep") is None
+    pending = start_read(F32 / "profile.ncu-rep")
+    assert pending is not None
+    pending.close()  # kills the children: nothing is left running
+    assert all(proc.returncode is not None for proc in pending._procs)
+
+
+def test_a_pending_read_of_another_file_is_refused():
+    pending = PendingRead(F32 / "profile.ncu-rep")
+    try:
+        with pytest.raises(ValueError, match="pending read"):
+            read_ncu_rep(F32.parent / "h200_f64_2048" / "profile.ncu-rep", pending=pending)
+    finally:
+        pending.close()
+
+
+def test_a_read_past_its_timeout_is_unreadable_and_its_children_end():
+    pending = PendingRead(F32 / "profile.ncu-rep", timeout_s=0.01)
+    with pytest.raises(ReportUnreadableError, match="took longer than 0 s"):
+        pending.raw()
+    assert all(proc.returncode is not None for proc in pending._procs)
+
+
+def test_a_child_that_fails_gives_its_status_and_last_line(tmp_path, monkeypatch):
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 'first line' >&2\necho 'ncu_report: bad section' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(fake))
+    with pytest.raises(ReportUnreadableError, match="exited with status 3 .* ncu_report: bad section"):
+        read_ncu_rep(F32 / "profile.ncu-rep")

@@ -4,18 +4,34 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from profiler_report.render import (
+    CEILING,
+    HIGHLIGHT,
+    PEER,
+    ChartPool,
     bandwidth_chart_data,
+    bandwidth_charts,
+    bench_rows,
     build_page,
+    capture_chart_jobs,
     code_diff_html,
+    draw_bandwidth,
+    fill_charts,
     has_placeholder,
     render_html,
+    scope_ids,
+    shape_table,
+    shape_verdicts,
+    sidecar_chart_jobs,
     stall_chart_data,
     write_outputs,
 )
+from profiler_report.render import STAGE as STAGE_COLOR
 
 STAGES = ["naive", "smem", "padded", "unrolled", "vec_padded", "vec_swizzled", "vec_deep", "vec_colwalk"]
 PROV = {"mode": "recorded capture", "gpu": "NVIDIA H200", "clock_control": "none"}
@@ -106,3 +122,132 @@ def test_outputs_written(tmp_path, f32_analysis, manifest):
     assert [s["stage"] for s in data["stages"]] == [*STAGES, "copy"]
     assert data["columns"]["global_store_efficiency_pct"]["unit"] == "%"
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+# --------------------------------------------------------------------------------------------
+# Charts: one bandwidth drawing recoloured per stage, ids unique on the page, drawn in a pool
+
+
+def _fills_by_bar(svg: str) -> dict[str, str]:
+    """bar group id -> its fill colour."""
+    return dict(re.findall(r'<g id="(bar-\d+)">\s*<path [^>]*?style="fill: (#[0-9a-f]{6})', svg))
+
+
+def test_each_stage_chart_has_exactly_its_own_bar_highlighted(f32_analysis):
+    data = bandwidth_chart_data(f32_analysis.summary, None)
+    charts = bandwidth_charts(data, [None, *STAGES])
+    overview = _fills_by_bar(charts[None])
+    assert list(overview.values()) == [HIGHLIGHT] * len(STAGES) + [CEILING]
+    for i, stage in enumerate(STAGES):
+        fills = _fills_by_bar(charts[stage])
+        assert [bar for bar, fill in fills.items() if fill == HIGHLIGHT] == [f"bar-{i}"], stage
+        assert list(fills.values()).count(STAGE_COLOR) == len(STAGES) - 1
+        assert charts[stage].count(HIGHLIGHT) == 1  # no other element of the chart has the colour
+        assert draw_bandwidth(data, stage) == charts[stage]
+
+
+def test_peers_keep_their_colour_when_recoloured():
+    data = pd.DataFrame([{"label": "smem", "gbps": 2000.0, "kind": "stage", "source": "CUDA events"},
+                         {"label": "torch", "gbps": 3000.0, "kind": "stage-other", "source": "CUDA events"},
+                         {"label": "memcpy", "gbps": 4000.0, "kind": "ceiling", "source": "CUDA events"}])
+    assert list(_fills_by_bar(draw_bandwidth(data, "torch")).values()) == [STAGE_COLOR, PEER, CEILING]
+
+
+def test_no_id_repeats_on_the_page(html):
+    ids = re.findall(r'\sid="([^"]+)"', html)
+    assert len(ids) > 100
+    assert len(ids) == len(set(ids))
+    svgs = "".join(re.findall(r"<svg.*?</svg>", html, flags=re.S))
+    refs = set(re.findall(r'(?:url\(#|href="#)([^")]+)', svgs))
+    assert refs and refs <= set(ids)  # every reference in a chart still finds its target
+
+
+def test_scope_ids_prefixes_ids_and_references():
+    svg = '<g id="a"><clipPath id="p1"/><path clip-path="url(#p1)"/><use xlink:href="#m2"/></g>'
+    assert scope_ids(svg, "x-") == ('<g id="x-a"><clipPath id="x-p1"/><path clip-path="url(#x-p1)"/>'
+                                    '<use xlink:href="#x-m2"/></g>')
+
+
+#: Forking after numpy started OpenBLAS's threads: safe (it stops them at fork), see render.ChartPool.
+FORK_WITH_THREADS = "ignore:This process .* is multi-threaded, use of fork:DeprecationWarning"
+
+
+@pytest.mark.filterwarnings(FORK_WITH_THREADS)
+def test_a_chart_pool_draws_what_this_process_draws(f32_analysis):
+    jobs = capture_chart_jobs(f32_analysis)
+    assert set(jobs) == {"bandwidth", *(f"stalls:{s}" for s in STAGES)}
+    with ChartPool(1) as serial, ChartPool(3) as pool:
+        assert pool.draw(jobs)() == serial.draw(jobs)()
+
+
+@pytest.mark.filterwarnings(FORK_WITH_THREADS)
+def test_page_charts_drawn_in_a_pool_equal_those_drawn_here(f32_analysis, manifest):
+    here = build_page(f32_analysis, PROV, manifest)
+    pooled = build_page(f32_analysis, PROV, manifest, charts=False)
+    with ChartPool(2) as pool:
+        fill_charts(pooled, pool.draw({**sidecar_chart_jobs(), **capture_chart_jobs(f32_analysis)})())
+    assert render_html(pooled) == render_html(here)
+
+
+# ---------------------------------------------------------------------------------------------
+# Peers and sweeps, from the committed live H200 run (reports/h200/bench.json and sweep.json,
+# written by `profiler-report bench` and `make report` there).
+
+H200 = Path(__file__).resolve().parent.parent / "reports" / "h200"
+
+
+@pytest.fixture(scope="module")
+def h200_sweep():
+    return json.loads((H200 / "sweep.json").read_text())["rows"]
+
+
+def test_peers_table_gives_the_ratio_to_the_fastest_peer_at_the_same_size(h200_sweep):
+    rows = bench_rows(h200_sweep)
+    by_size: dict = {}
+    for src, row in zip(h200_sweep, rows, strict=True):
+        by_size.setdefault((src["rows"], src["cols"], src["dtype"]), []).append((src, row))
+    headline = by_size[(8192, 8192, "float32")]
+    peers = [(s, r) for s, r in headline if s["kind"] == "peer" and s["gbps"] == s["gbps"]]
+    fastest = max(peers, key=lambda p: p[0]["gbps"])
+    assert fastest[1]["vs_best_peer"] == "1.000x"
+    stage = next((s, r) for s, r in headline if s["name"] == "naive")
+    assert float(stage[1]["vs_best_peer"].rstrip("x")) == pytest.approx(stage[0]["gbps"] / fastest[0]["gbps"], abs=1e-3)
+    # Sizes the bench ran without peers get no ratio rather than one against another size's peers.
+    assert all(r["vs_best_peer"] == "" for _, r in by_size[(1024, 1024, "float32")])
+
+
+def test_shape_table_marks_the_chosen_and_the_fastest_shape(h200_sweep, manifest):
+    table = shape_table(h200_sweep)
+    tuned = next(s for s in manifest.stages if s.launch == "vec_tuned")
+    assert len(table) > 40
+    for (_dtype, _size), grp in table.groupby(["dtype", "size"]):
+        assert grp["fastest"].sum() == 1
+        chosen = grp[grp["chosen"]]
+        assert list(chosen["shape"]) == [f"[{','.join(tuned.targs)}]"]
+        best = grp.loc[grp["gbps"].idxmax()]
+        assert bool(best["fastest"])
+    verdicts = shape_verdicts(table)
+    assert len(verdicts) == table.groupby(["dtype", "size"]).ngroups
+    assert all("fastest [" in v for v in verdicts)
+
+
+def test_shape_verdict_says_when_the_chosen_shape_is_slower_beyond_the_spread():
+    rows = [{"kind": "shape", "name": f"vec_tuned [{s}]", "rows": 64, "cols": 64, "dtype": "float32",
+             "gbps": g, "pct_of_memcpy": g / 10, "median_us": 1e3 / g, "p10_us": 1e3 / g - 0.01,
+             "p90_us": 1e3 / g + 0.01, "tile": "", "threads": 256, "per_thread": 1, "chosen": s == "16,16,256"}
+            for s, g in (("16,16,256", 900.0), ("32,16,512", 950.0))]
+    (verdict,) = shape_verdicts(shape_table(rows))
+    assert "slower beyond the spread" in verdict and "stages.toml" in verdict
+    rows[1]["p90_us"] = rows[0]["p10_us"] + 1  # overlapping spreads: no call to change it
+    (verdict,) = shape_verdicts(shape_table(rows))
+    assert "within the spread" in verdict
+
+
+def test_report_has_a_block_shape_section_when_the_sweep_has_shapes(f32_analysis, manifest, h200_sweep):
+    page = build_page(f32_analysis, PROV, manifest, sweep=h200_sweep)
+    text = render_html(page)
+    assert 'id="shapes"' in text and page.shapes_svg.startswith("<svg")
+    assert text.count("chosen") >= len(page.shapes_verdicts)
+    no_shapes = render_html(build_page(f32_analysis, PROV, manifest, charts=False,
+                                       sweep=[r for r in h200_sweep if r["kind"] != "shape"]))
+    assert 'id="shapes"' not in no_shapes
