@@ -33,22 +33,23 @@ def log(msg: str) -> None:
 
 
 def git_commit(cwd: Path | None = None) -> str:
-    """HEAD's short hash, with ``-dirty`` when the tree has changes.
-
-    Outside a git checkout (a copy of the tree sent to a GPU machine) the commit comes from
-    $PROFILER_REPORT_COMMIT when set, else ``unknown``.
+    """The commit the run's code comes from: $PROFILER_REPORT_COMMIT when set (a copy of the tree
+    sent to a GPU machine, where a stale ``.git`` may sit), else HEAD's short hash with ``-dirty``
+    when the tree has changes, else ``unknown``.
     """
-    fallback = os.environ.get("PROFILER_REPORT_COMMIT", "").strip() or "unknown"
+    given = os.environ.get("PROFILER_REPORT_COMMIT", "").strip()
+    if given:
+        return given
     try:
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=cwd, capture_output=True,
                               text=True, timeout=10)
         if head.returncode != 0:
-            return fallback
+            return "unknown"
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
                                capture_output=True, text=True, timeout=10).stdout.strip()
         return head.stdout.strip() + ("-dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
-        return fallback
+        return "unknown"
 
 
 def nvidia_driver() -> str:

@@ -14,7 +14,7 @@ import pytest
 from fakes import NCU_CONNECTED, NCU_NO_KERNELS, NCU_PERM, fake_ncu_printing, install_fake_gpu
 
 from profiler_report.config import RunConfig
-from profiler_report.driver import StepTimer, atomic_dir, live_run, write_json
+from profiler_report.driver import StepTimer, atomic_dir, git_commit, live_run, write_json
 from profiler_report.errors import (
     CounterPermissionError,
     KernelIncorrectError,
@@ -184,3 +184,15 @@ def test_every_file_the_tool_writes_goes_to_a_temporary_name_first():
                 continue
             offenders.append(f"{path.name}:{line} writes {target}")
     assert not offenders, "write to a temporary name and os.replace() it: " + "; ".join(offenders)
+
+
+def test_commit_named_in_the_environment_wins_over_a_stale_checkout(monkeypatch, tmp_path):
+    # A tree copied to a GPU machine may carry an old .git; the commit it was sent from is explicit.
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    monkeypatch.delenv("PROFILER_REPORT_COMMIT", raising=False)
+    assert git_commit(tmp_path) == "unknown"  # a repository without a commit
+    monkeypatch.setenv("PROFILER_REPORT_COMMIT", "0123456789ab")
+    assert git_commit(tmp_path) == "0123456789ab"
+    assert git_commit(Path(__file__).parent) == "0123456789ab"
