@@ -13,6 +13,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .errors import InputError
 
@@ -108,9 +109,13 @@ def _stage(raw: dict) -> Stage:
     for e in expect:
         if e.direction not in ("up", "down"):
             raise InputError(f"stage {raw['id']}: expect direction must be 'up' or 'down', not {e.direction!r}")
-    targs = tuple(str(a) for a in raw.get("template", []))
+    template = raw.get("template", [])
+    if not isinstance(template, list):
+        raise InputError(f"stage {raw['id']}: template must be a list, got {template!r}",
+                         "write it as [rows, cols, threads] in kernels/stages.toml")
     if raw.get("launch") == "vec_tuned":
-        _check_tile_shape(raw["id"], targs)
+        _check_tile_shape(raw["id"], template)
+    targs = tuple(str(a) for a in template)
     return Stage(
         id=raw["id"],
         kernel=raw["kernel"],
@@ -123,14 +128,13 @@ def _stage(raw: dict) -> Stage:
     )
 
 
-def _check_tile_shape(stage_id: str, targs: tuple[str, ...]) -> None:
+def _check_tile_shape(stage_id: str, template: list[Any]) -> None:
     """A vec_tuned ``template`` is [micro-block rows, micro-block columns, threads]: the kernel's
     static_assert, checked before NVRTC so a bad manifest fails with a one-line message."""
     fix = "fix `template` in kernels/stages.toml: [rows, cols, threads], multiples of 8, threads divisible by both"
-    try:
-        trc, tcc, nt = (int(a) for a in targs)
-    except ValueError as exc:
-        raise InputError(f"stage {stage_id}: template must be three integers, got {list(targs)}", fix) from exc
+    if len(template) != 3 or not all(isinstance(a, int) and not isinstance(a, bool) for a in template):
+        raise InputError(f"stage {stage_id}: template must be three integers, got {template}", fix)
+    trc, tcc, nt = template
     if not (trc % 8 == tcc % 8 == 0 and trc > 0 and tcc > 0 and nt % 32 == 0 and 0 < nt <= 1024
             and nt % trc == 0 and nt % tcc == 0 and trc * tcc >= nt and trc * tcc % nt == 0):
         raise InputError(f"stage {stage_id}: tile shape {trc}x{tcc} with {nt} threads is not valid", fix)

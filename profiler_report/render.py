@@ -473,6 +473,15 @@ def draw_charts(page: Page, analysis: Analysis, timings: list[dict[str, Any]] | 
     fill_charts(page, {key: fn(*args) for key, (fn, args) in jobs.items()})
 
 
+def _ignore_sigint() -> None:
+    """Chart workers leave Ctrl-C to the parent: a worker interrupted while it holds the pool's
+    queue lock would hang the parent's shutdown, and each would print a traceback. The parent
+    ends them (SIGTERM) when it leaves the pool."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class ChartPool:
     """Worker processes, forked on creation, that draw chart jobs side by side.
 
@@ -488,7 +497,7 @@ class ChartPool:
         self._pool: multiprocessing.pool.Pool | None = None
         if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
             try:
-                self._pool = multiprocessing.get_context("fork").Pool(workers)
+                self._pool = multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_sigint)
             except OSError:
                 self._pool = None
 
@@ -622,15 +631,27 @@ def draw_shapes(shapes: pd.DataFrame) -> str:
 
 
 def sweep_table(sweep: list[dict[str, Any]]) -> pd.DataFrame:
-    """Sweep rows (stages only, timed) as a table: dtype, size, where (L2|DRAM), best stage, GB/s, % memcpy."""
+    """Sweep rows as a table, one row per dtype and size: dtype, size, where (L2|DRAM), best stage,
+    its GB/s and % of memcpy, and where peers ran at that size the fastest peer, its % of memcpy and
+    ``vs_peer`` (best stage GB/s / fastest peer GB/s); NaN / "" where no peer ran."""
     frame = pd.DataFrame(sweep)
     if frame.empty:
         return frame
     frame["size"] = frame["rows"].astype(str) + "x" + frame["cols"].astype(str)
     frame = frame[frame["name"].map(lambda n: "[" not in n)]  # attempts with other build options aside
-    stages = frame[(frame["kind"] == "stage") & frame["gbps"].notna()]
+    timed = frame[frame["gbps"].notna()]
+    if "note" in timed:
+        timed = timed[~timed["note"].fillna("").astype(str).str.startswith("WRONG")]
+    stages = timed[timed["kind"] == "stage"]
     best = stages.loc[stages.groupby(["dtype", "size"], sort=False)["gbps"].idxmax()]
     out = best[["dtype", "size", "rows", "cols", "resident", "name", "gbps", "pct_of_memcpy"]].copy()
+    peers = timed[timed["kind"] == "peer"]
+    top = peers.loc[peers.groupby(["dtype", "size"], sort=False)["gbps"].idxmax()] if len(peers) else peers
+    top = top[["dtype", "size", "name", "gbps", "pct_of_memcpy"]].rename(
+        columns={"name": "best_peer", "gbps": "peer_gbps", "pct_of_memcpy": "peer_pct_of_memcpy"})
+    out = out.merge(top, on=["dtype", "size"], how="left")
+    out["best_peer"] = out["best_peer"].fillna("")
+    out["vs_peer"] = out["gbps"] / out["peer_gbps"]
     itemsize = out["dtype"].map({"float16": 2, "float32": 4, "float64": 8})
     out["bytes_moved"] = 2 * out["rows"] * out["cols"] * itemsize
     out = out.sort_values(["dtype", "bytes_moved"], kind="stable")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,11 +72,44 @@ def _entries(path: Path, data: Any, key: str | None) -> list[dict[str, Any]]:
                          f"{' under ' + repr(key) if key else ''})", "delete or regenerate the file")
     want = _ENTRY_KEYS[path.name]
     for i, item in enumerate(items):
-        bad = [k for k, types in want.items() if not isinstance(item, dict) or not isinstance(item.get(k), types)
-               or isinstance(item.get(k), bool) and bool not in types]
+        bad = [k for k, types in want.items() if not isinstance(item, dict) or not _typed(item.get(k), types)]
+        if not bad:
+            bad = _bad_optional(path.name, item)
         if bad:
             raise InputError(f"{path}: entry {i} lacks or mistypes {', '.join(bad)}", "delete or regenerate the file")
     return items
+
+
+_NUMBER = (int, float)
+#: Keys a bench.json / sweep.json entry may hold, with their types; a timed value may also be
+#: null or NaN (a skipped or wrong entry), never infinite or negative.
+_BENCH_OPTIONAL: dict[str, tuple[type, ...]] = {
+    "gbps": _NUMBER, "pct_of_memcpy": _NUMBER, "median_us": _NUMBER, "p10_us": _NUMBER, "p90_us": _NUMBER,
+    "note": (str,), "timing": (str,), "resident": (str,), "tile": (str,), "threads": (int,), "per_thread": (int,),
+    "chosen": (bool,),
+}
+#: Keys a block-shape sweep entry (kind "shape") must hold: the report's verdicts rest on them.
+_SHAPE_REQUIRED = ("gbps", "pct_of_memcpy", "median_us", "p10_us", "p90_us")
+
+
+def _typed(value: Any, types: tuple[type, ...]) -> bool:
+    """``value`` is of ``types`` (a bool only where bool is named) and, if a number, not infinite
+    or negative (NaN is allowed: it marks an entry that was not timed)."""
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+        return False
+    return not (isinstance(value, float) and (math.isinf(value) or value < 0)) and not (
+        isinstance(value, int) and not isinstance(value, bool) and value < 0)
+
+
+def _bad_optional(name: str, item: dict[str, Any]) -> list[str]:
+    """Optional keys of a bench.json / sweep.json entry that are present with the wrong type."""
+    if name not in ("bench.json", "sweep.json"):
+        return []
+    bad = [k for k, types in _BENCH_OPTIONAL.items()
+           if k in item and item[k] is not None and not _typed(item[k], types)]
+    if item.get("kind") == "shape":
+        bad += [k for k in _SHAPE_REQUIRED if k not in item and k not in bad]
+    return bad
 
 
 def read_sidecars(folder: Path) -> Sidecars:

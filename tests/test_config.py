@@ -39,3 +39,26 @@ def test_bad_manifest(tmp_path):
 def test_bad_run_config(kwargs):
     with pytest.raises(InputError):
         RunConfig(**kwargs)
+
+
+def _manifest_with_template(tmp_path, template: str):
+    from profiler_report.config import resource_dir as rd
+
+    text = (rd("kernels") / "stages.toml").read_text()
+    text = text.replace("template = [16, 16, 256]", f"template = {template}")
+    (tmp_path / "transpose.cu").write_text((rd("kernels") / "transpose.cu").read_text())
+    path = tmp_path / "stages.toml"
+    path.write_text(text)
+    return path
+
+
+def test_vec_tuned_template_is_the_shape_nvrtc_compiles(tmp_path):
+    m = load_manifest(_manifest_with_template(tmp_path, "[32, 16, 512]"))
+    assert m.stage("vec_tuned").name_expression("float") == "transpose_vec_tuned<float,32,16,512>"
+
+
+@pytest.mark.parametrize("template", ['"16,16,256"', "[16, 16]", '[16, 16, "256"]', "[16, 16, true]",
+                                      "[12, 16, 256]", "[16, 16, 2048]", "[8, 8, 256]", "{a = 1}"])
+def test_bad_vec_tuned_template_is_one_clear_error(tmp_path, template):
+    with pytest.raises(InputError, match="stage vec_tuned: template|stage vec_tuned: tile shape"):
+        load_manifest(_manifest_with_template(tmp_path, template))

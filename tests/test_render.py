@@ -29,6 +29,7 @@ from profiler_report.render import (
     shape_verdicts,
     sidecar_chart_jobs,
     stall_chart_data,
+    sweep_table,
     write_outputs,
 )
 from profiler_report.render import STAGE as STAGE_COLOR
@@ -251,3 +252,32 @@ def test_report_has_a_block_shape_section_when_the_sweep_has_shapes(f32_analysis
     no_shapes = render_html(build_page(f32_analysis, PROV, manifest, charts=False,
                                        sweep=[r for r in h200_sweep if r["kind"] != "shape"]))
     assert 'id="shapes"' not in no_shapes
+
+
+def test_sweep_table_sets_the_best_stage_against_the_fastest_peer_at_each_size(h200_sweep):
+    table = sweep_table(h200_sweep).set_index(["dtype", "size"])
+    for (dtype, size), row in table.iterrows():
+        at = [r for r in h200_sweep if r["dtype"] == dtype and f"{r['rows']}x{r['cols']}" == size]
+        peers = [r for r in at if r["kind"] == "peer" and r["gbps"] == r["gbps"]]
+        if not peers:
+            assert row["best_peer"] == "" and pd.isna(row["vs_peer"])
+            continue
+        fastest = max(peers, key=lambda r: r["gbps"])
+        assert row["best_peer"] == fastest["name"]
+        assert row["vs_peer"] == pytest.approx(row["gbps"] / fastest["gbps"])
+    assert table.loc[("float32", "8192x8192"), "vs_peer"] > 0 and table["best_peer"].ne("").sum() == 4
+
+
+def _sigint_handler_name() -> str:
+    import signal
+
+    return "ignored" if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else "handled"
+
+
+def test_chart_workers_leave_ctrl_c_to_the_parent():
+    # A worker interrupted inside the pool's queue lock hung the parent's shutdown (and printed
+    # tracebacks); the parent alone takes Ctrl-C and ends the workers.
+    with ChartPool(2) as pool:
+        got = pool.draw({"a": (_sigint_handler_name, ()), "b": (_sigint_handler_name, ())})()
+    assert got == {"a": "ignored", "b": "ignored"}
+    assert _sigint_handler_name() == "handled"
