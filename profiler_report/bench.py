@@ -264,25 +264,6 @@ def bench_shapes(manifest: Manifest, rows: int, cols: int, dtype: str, *, repeat
     return out
 
 
-def shape_summary(rows: list[BenchRow]) -> str:
-    """One line per size and dtype: the sweep's fastest shape against the chosen (profiled) one."""
-    lines = []
-    groups: dict[tuple[int, int, str], list[BenchRow]] = {}
-    for r in rows:
-        if r.kind == "shape" and r.gbps == r.gbps:
-            groups.setdefault((r.rows, r.cols, r.dtype), []).append(r)
-    for (nr, nc, dt), grp in groups.items():
-        best = max(grp, key=lambda r: r.gbps)
-        chosen = next((r for r in grp if r.chosen), None)
-        line = f"block-shape sweep {nr}x{nc} {dt}: fastest {best.name} ({best.pct_of_memcpy:.1f}% of memcpy)"
-        if chosen is not None:
-            line += f"; chosen {chosen.name} ({chosen.pct_of_memcpy:.1f}%)"
-            if chosen.p10_us > best.p90_us:
-                line += " -- the chosen shape is slower beyond the spread: update `template` in stages.toml"
-        lines.append(line)
-    return "\n".join(lines)
-
-
 def _peer_rows(cupy: Any, pairs: list[tuple[Any, Any]], rows: int, cols: int, dtype: str, repeats: int,
                warmup: int, l2: int) -> list[BenchRow]:
     out = []

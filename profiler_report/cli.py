@@ -14,7 +14,7 @@ import re
 import sys
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -211,6 +211,16 @@ def summary(capture: Path, fmt: str, stage_opts: tuple[str, ...]) -> None:
         click.echo(json.dumps(json.loads(table.to_json(orient="records")), indent=2))
 
 
+def _shape_lines(rows: list[Any]) -> str:
+    """The block-shape sweep's verdicts (fastest against chosen shape), as the report words them."""
+    from dataclasses import asdict
+
+    from .render import shape_table, shape_verdicts
+
+    shapes = shape_table([asdict(r) for r in rows])
+    return "\n".join(f"block-shape sweep {v}" for v in shape_verdicts(shapes)) if not shapes.empty else ""
+
+
 @main.command(epilog=EXIT_CODES)
 @click.option("--out", type=click.Path(path_type=Path), default=Path("bench.json"), show_default=True,
               help="JSON file for the results (render picks up bench.json beside a capture).")
@@ -218,7 +228,7 @@ def summary(capture: Path, fmt: str, stage_opts: tuple[str, ...]) -> None:
 @click.option("--repeats", default=30, show_default=True, help="Event-timed launches per entry (>= 20).")
 def bench(out: Path, quick: bool, repeats: int) -> None:
     """Time every stage against memcpy, copy kernels and peer libraries; sweep sizes and dtypes (GPU)."""
-    from .bench import as_json, run_all, shape_summary, table
+    from .bench import as_json, run_all, table
     from .config import RunConfig, load_manifest
     from .driver import provenance, write_json
 
@@ -228,7 +238,7 @@ def bench(out: Path, quick: bool, repeats: int) -> None:
         raise InputError(f"cannot write the results to {out}", "pass --out FILE.json in a writable folder")
     rows = run_all(load_manifest(), quick=quick, repeats=repeats)
     click.echo(table(rows))
-    click.echo(shape_summary(rows))
+    click.echo(_shape_lines(rows))
     prov = provenance(RunConfig(counters=False), None, [])
     prov["mode"] = "live run"
     write_json(out, as_json(rows, prov))

@@ -64,3 +64,18 @@ def test_render_prints_where_its_time_went(tmp_path):
     assert all(steps), res.stderr
     assert [m.group(1) for m in steps] == ["import", "read", "analyze", "page", "charts", "write", "total"]
     assert float(steps[-1].group(2)) > 0
+
+
+def test_bench_prints_the_block_shape_verdicts_the_report_shows():
+    # `bench` and the report word the sweep's fastest-against-chosen verdict with the same code.
+    import json
+    from pathlib import Path
+
+    from profiler_report.bench import BenchRow
+    from profiler_report.cli import _shape_lines
+
+    sweep = Path(__file__).resolve().parent.parent / "reports" / "h200" / "sweep.json"
+    rows = [BenchRow(**r) for r in json.loads(sweep.read_text())["rows"]]
+    lines = _shape_lines(rows).splitlines()
+    assert len(lines) == 4 and all(line.startswith("block-shape sweep ") and "fastest [" in line for line in lines)
+    assert _shape_lines([r for r in rows if r.kind != "shape"]) == ""
