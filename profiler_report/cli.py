@@ -22,7 +22,7 @@ from . import __version__
 from .errors import InputError, ProfilerReportError
 
 if TYPE_CHECKING:
-    from .readahead import PendingRead
+    from profiler_report.capture.readahead import PendingRead
 
 EXIT_CODES = """\b
 Exit codes:
@@ -100,10 +100,12 @@ def run(ctx: click.Context, rows: int, cols: int, dtype: str, profile_rows: int 
         repeats: int, stages: str, clock_control: str, ncu_path: str | None, ncu_timeout: float,
         no_counters: bool, peers: bool, sweep: Path | None, out: Path | None) -> None:
     """Validate, time and profile every stage on this GPU, then render the report."""
-    from .config import RunConfig
-    from .driver import StepTimer, live_run, log
-    from .report import read_sidecars, render_capture
-    from .run import device_info
+    from profiler_report.capture.sidecars import read_sidecars
+    from profiler_report.live.config import RunConfig
+    from profiler_report.live.gpu import device_info
+    from profiler_report.live.session import live_run
+    from profiler_report.report.build import render_capture
+    from profiler_report.util.timer import StepTimer, log
 
     cfg = RunConfig(rows=rows, cols=cols, dtype=dtype, profile_rows=profile_rows, profile_cols=profile_cols,
                     repeats=repeats, clock_control=clock_control, ncu=ncu_path, ncu_timeout_s=ncu_timeout,
@@ -117,7 +119,7 @@ def run(ctx: click.Context, rows: int, cols: int, dtype: str, profile_rows: int 
             render_capture(folder / "profile.ncu-rep", folder, live=True, sidecars=read_sidecars(folder),
                            capture_label=str(out / "profile.ncu-rep"))
         else:
-            from .report import render_timings_only
+            from profiler_report.report.build import render_timings_only
 
             render_timings_only(folder)
 
@@ -141,7 +143,7 @@ def run(ctx: click.Context, rows: int, cols: int, dtype: str, profile_rows: int 
               help="An earlier capture: add a per-stage comparison with it to the report.")
 def render(capture: Path, out: Path | None, stage_opts: tuple[str, ...], baseline: Path | None) -> None:
     """Render the staged HTML report from an existing capture (no GPU needed)."""
-    from .readahead import start_read
+    from profiler_report.capture.readahead import start_read
 
     labels = parse_stage_labels(stage_opts)
     out = out or capture.parent / "rendered"
@@ -159,13 +161,13 @@ def render(capture: Path, out: Path | None, stage_opts: tuple[str, ...], baselin
 def _render_pending(capture: Path, out: Path, labels: list[tuple[str, str]], baseline: Path | None,
                     pending: PendingRead | None) -> list[Path]:
     """``render``'s work once the read of ``capture`` is started; logs where the time went."""
-    from .driver import StepTimer, log
-    from .readahead import usable_cpus
+    from profiler_report.capture.readahead import usable_cpus
+    from profiler_report.util.timer import StepTimer, log
 
     timer = StepTimer(progress=False)  # on failure the error line must stay alone
     with timer.step("import"):
-        from .render import pyplot
-        from .report import render_capture
+        from profiler_report.report.build import render_capture
+        from profiler_report.report.charts import pyplot
 
         pyplot()
         # The imports' objects live until exit: spare the collector walking them again, at exit
@@ -173,7 +175,7 @@ def _render_pending(capture: Path, out: Path, labels: list[tuple[str, str]], bas
         gc.freeze()
     workers = min(usable_cpus(), CHART_WORKERS)
     if baseline is not None:
-        from .check import render_with_baseline
+        from profiler_report.report.build import render_with_baseline
 
         files, diffs = render_with_baseline(capture, out, baseline, labels=labels or None, pending=pending,
                                             timer=timer, chart_workers=workers)
@@ -195,10 +197,11 @@ def summary(capture: Path, fmt: str, stage_opts: tuple[str, ...]) -> None:
     Event-timing columns (event_median_us, event_gbps, pct_of_memcpy, ...) are added when a
     timings.json from a live run sits beside the capture.
     """
-    from .analyze import analyze
-    from .config import load_manifest
-    from .extract import read_capture
-    from .report import own_manifest_for, read_sidecars
+    from profiler_report.analysis import analyze
+    from profiler_report.capture.load import read_capture
+    from profiler_report.capture.sidecars import read_sidecars
+    from profiler_report.cases.manifest import load_manifest
+    from profiler_report.report.build import own_manifest_for
 
     cap = read_capture(capture)
     labels = parse_stage_labels(stage_opts)
@@ -215,7 +218,7 @@ def _shape_lines(rows: list[Any]) -> str:
     """The block-shape sweep's verdicts (fastest against chosen shape), as the report words them."""
     from dataclasses import asdict
 
-    from .render import shape_table, shape_verdicts
+    from profiler_report.report.tables import shape_table, shape_verdicts
 
     shapes = shape_table([asdict(r) for r in rows])
     return "\n".join(f"block-shape sweep {v}" for v in shape_verdicts(shapes)) if not shapes.empty else ""
@@ -228,9 +231,11 @@ def _shape_lines(rows: list[Any]) -> str:
 @click.option("--repeats", default=30, show_default=True, help="Event-timed launches per entry (>= 20).")
 def bench(out: Path, quick: bool, repeats: int) -> None:
     """Time every stage against memcpy, copy kernels and peer libraries; sweep sizes and dtypes (GPU)."""
-    from .bench import as_json, run_all, table
-    from .config import RunConfig, load_manifest
-    from .driver import provenance, write_json
+    from profiler_report.cases.manifest import load_manifest
+    from profiler_report.live.bench import as_json, run_all, table
+    from profiler_report.live.config import RunConfig
+    from profiler_report.live.session import provenance
+    from profiler_report.util.fsio import write_json
 
     if repeats < 20:
         raise InputError(f"--repeats must be at least 20, got {repeats}")
@@ -266,13 +271,15 @@ def _warn_not_comparable(old: Path, new: Path, diffs: list[str]) -> None:
 def check(capture: Path, thresholds_path: Path | None, baseline: Path | None, missing: str, junit: Path | None,
           as_json: bool, strict: bool, stage_opts: tuple[str, ...]) -> None:
     """Gate CAPTURE on a thresholds file: exit 0 all rules pass, 1 any fails, 2 bad input."""
-    from . import check as gate
+    from profiler_report import gate
+    from profiler_report.analysis.compare import require_comparable, run_identity
+    from profiler_report.analysis.run import load_run
 
     thresholds = gate.load_thresholds(thresholds_path)
     labels = parse_stage_labels(stage_opts) or None
-    run = gate.load_run(capture, labels)
-    base = gate.load_run(baseline, labels) if baseline is not None else None
-    diffs = gate.require_comparable(base, run, strict) if base is not None else []
+    run = load_run(capture, labels)
+    base = load_run(baseline, labels) if baseline is not None else None
+    diffs = require_comparable(base, run, strict) if base is not None else []
     if base is not None:
         _warn_not_comparable(baseline, capture, diffs)
     results = gate.check_run(thresholds, run, base)
@@ -282,7 +289,7 @@ def check(capture: Path, thresholds_path: Path | None, baseline: Path | None, mi
         gate.write_junit(junit, results, missing, {k: str(v) for k, v in meta.items() if v})
     if as_json:
         click.echo(json.dumps(gate.results_json(results, **meta, missing=missing, not_comparable=diffs,
-                                                run=gate.run_identity(run.capture, run.provenance),
+                                                run=run_identity(run.capture, run.provenance),
                                                 exit_code=code), indent=2))
     else:
         click.echo(gate.results_table(results))
@@ -305,7 +312,8 @@ def diff(old: Path, new: Path, tolerance: float, show_all: bool, fmt: str, stric
     """Per stage, each headline metric of OLD and NEW, the change, and a flag beyond --tolerance."""
     if tolerance != tolerance:  # NaN passes every range check
         raise InputError("--tolerance must be a number, not nan", "e.g. --tolerance 0.05")
-    from .check import diff_summaries, diff_table, load_run, require_comparable
+    from profiler_report.analysis.compare import diff_summaries, diff_table, require_comparable
+    from profiler_report.analysis.run import load_run
 
     labels = parse_stage_labels(stage_opts) or None
     a, b = load_run(old, labels), load_run(new, labels)
@@ -333,7 +341,7 @@ def doctor(probe: bool) -> None:
 
     Exits 0 when a live run can work, else with the exit code of the first blocking problem.
     """
-    from .doctor import diagnose, exit_code, summary_line
+    from profiler_report.live.doctor import diagnose, exit_code, summary_line
 
     checks = diagnose(probe=probe)
     for c in checks:

@@ -21,7 +21,7 @@ fi
 missing=""
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 || missing="$missing an NVIDIA GPU,"
 "$PY" -c "import cupy" 2>/dev/null || missing="$missing CuPy,"
-"$PY" -c "from profiler_report.profile import find_ncu; find_ncu()" 2>/dev/null || missing="$missing Nsight Compute (ncu),"
+"$PY" -c "from profiler_report.live.ncu import find_ncu; find_ncu()" 2>/dev/null || missing="$missing Nsight Compute (ncu),"
 
 if [ -z "$missing" ]; then
   # shellcheck disable=SC2086

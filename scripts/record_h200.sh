@@ -15,7 +15,7 @@ rec() {  # rec NAME ROWS COLS DTYPE STAGES...
   mkdir -p "$out/$name"
   "$ncu" --set full --import-source yes --clock-control none --force-overwrite --nvtx "${ranges[@]}" \
     --export "$out/$name/profile" \
-    python3 -m profiler_report.run profile --rows "$rows" --cols "$cols" --dtype "$dtype" \
+    python3 -m profiler_report.live.target profile --rows "$rows" --cols "$cols" --dtype "$dtype" \
       --stages "$(IFS=,; echo "$*")" > "$out/$name/ncu.log" 2>&1
   "$ncu" --import "$out/$name/profile.ncu-rep" --csv --page raw > "$out/$name/raw.csv"
   "$ncu" --import "$out/$name/profile.ncu-rep" --csv --page details > "$out/$name/details.csv"

@@ -41,34 +41,34 @@ def earlier(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def f32_capture():
-    from profiler_report.extract import read_ncu_rep
+    from profiler_report.capture.ncu_rep import read_ncu_rep
 
     return read_ncu_rep(F32 / "profile.ncu-rep")
 
 
 @pytest.fixture(scope="session")
 def f32_csv_capture():
-    from profiler_report.extract import read_csv
+    from profiler_report.capture.csv_raw import read_csv
 
     return read_csv(F32 / "raw.csv")
 
 
 @pytest.fixture(scope="session")
 def f64_capture():
-    from profiler_report.extract import read_ncu_rep
+    from profiler_report.capture.ncu_rep import read_ncu_rep
 
     return read_ncu_rep(F64 / "profile.ncu-rep")
 
 
 @pytest.fixture(scope="session")
 def manifest():
-    from profiler_report.config import load_manifest
+    from profiler_report.cases.manifest import load_manifest
 
     return load_manifest()
 
 
 @pytest.fixture(scope="session")
 def f32_analysis(f32_capture, manifest):
-    from profiler_report.analyze import analyze
+    from profiler_report.analysis import analyze
 
     return analyze(f32_capture, manifest)

@@ -50,11 +50,12 @@ def wrong_stages() -> set[str]:
 
 
 def install_fake_gpu(patch: Any) -> None:
-    """Replace the CuPy-backed functions of profiler_report.run with test doubles.
+    """Replace the CuPy-backed functions of profiler_report.live (gpu, kernels) with test doubles.
 
     ``patch`` is pytest's monkeypatch (or anything with ``setattr(obj, name, value)``).
     """
-    from profiler_report import run as gpu
+    from profiler_report.live import gpu
+    from profiler_report.live import kernels as kmod
 
     def device_info() -> dict[str, Any]:
         return {"gpu": "TEST DOUBLE (no GPU)", "sm_count": 0, "compute_capability": "test",
@@ -65,10 +66,10 @@ def install_fake_gpu(patch: Any) -> None:
 
     def validate(kernels: Any, stage: Any, rows: int, cols: int, seed: int = 0) -> Any:
         if stage.id in wrong_stages():
-            return gpu.Validation(stage.id, rows, cols, kernels.dtype, False, 1, (0, 1),
+            return kmod.Validation(stage.id, rows, cols, kernels.dtype, False, 1, (0, 1),
                                   f"stage {stage.id} is wrong at {rows}x{cols} {kernels.dtype}: test double "
                                   "reports 1 wrong element")
-        return gpu.Validation(stage.id, rows, cols, kernels.dtype, True)
+        return kmod.Validation(stage.id, rows, cols, kernels.dtype, True)
 
     def time_stages(kernels: Any, stages: list[Any], rows: int, cols: int, repeats: int, warmup: int,
                     buffers: int) -> list[Any]:
@@ -80,9 +81,9 @@ def install_fake_gpu(patch: Any) -> None:
 
     patch.setattr(gpu, "import_cupy", lambda: None)
     patch.setattr(gpu, "device_info", device_info)
-    patch.setattr(gpu, "compile_module", compile_module)
-    patch.setattr(gpu, "validate", validate)
-    patch.setattr(gpu, "time_stages", time_stages)
+    patch.setattr(kmod, "compile_module", compile_module)
+    patch.setattr(kmod, "validate", validate)
+    patch.setattr(kmod, "time_stages", time_stages)
 
 
 class _Setattr:

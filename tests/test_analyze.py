@@ -6,7 +6,9 @@ import math
 
 import pytest
 
-from profiler_report.analyze import analyze, headline_row, judge
+from profiler_report.analysis import analyze
+from profiler_report.analysis.verdicts import judge
+from profiler_report.metrics import headline_row
 
 
 def _row(analysis, stage):
@@ -128,7 +130,7 @@ def test_foreign_capture_labels(f32_capture):
 def test_time_expectations_are_judged_by_the_spread():
     import pandas as pd
 
-    from profiler_report.analyze import judge_timing
+    from profiler_report.analysis.verdicts import judge_timing
 
     def row(med, p10, p90):
         return pd.Series({"event_median_us": med, "event_p10_us": p10, "event_p90_us": p90})

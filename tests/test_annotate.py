@@ -14,8 +14,9 @@ import pandas as pd
 import pytest
 from conftest import F32
 
-from profiler_report.annotate import block_shape_warning, conflict_context, page_notes, time_source_note
-from profiler_report.degraded import render_timings_only, unavailable_reason
+from profiler_report.report.annotate import block_shape_warning, conflict_context
+from profiler_report.report.counterless import render_timings_only, unavailable_reason
+from profiler_report.report.notes import page_notes, time_source_note
 
 
 def test_locked_clocks_are_said():
@@ -30,14 +31,14 @@ def test_foreign_capture_clock_control_is_unknown_with_the_measured_clock(f32_ca
 
 
 def test_clock_control_from_the_ncu_log_beside_the_capture(tmp_path):
-    from profiler_report.annotate import clock_control_from_log
+    from profiler_report.report.notes import clock_control_from_log
 
     assert clock_control_from_log(F32 / "ncu.log").startswith("none (ncu.log:")
     assert clock_control_from_log(tmp_path / "ncu.log") == "unknown (not in the capture)"
 
 
 def test_rendered_foreign_capture_names_clock_control_unknown(tmp_path):
-    from profiler_report.report import render_capture
+    from profiler_report.report.build import render_capture
 
     capture = tmp_path / "capture.ncu-rep"  # alone, without the ncu.log that sits beside the fixture
     capture.write_bytes((F32 / "profile.ncu-rep").read_bytes())
@@ -52,7 +53,7 @@ def test_rendered_foreign_capture_names_clock_control_unknown(tmp_path):
 def test_block_shape_warning_only_for_2d_blocks_not_32_wide():
     import pandas as pd
 
-    from profiler_report.annotate import block_shape_warning
+    from profiler_report.report.annotate import block_shape_warning
 
     row = {"block": "(16, 16, 1)", "shared_excessive_wavefronts": 1_000_000.0}
     assert "block x-size is 16, not 32" in block_shape_warning(pd.Series(row), "tile[32][33]")
@@ -85,7 +86,7 @@ def test_conflict_context_names_block_tile_and_side():
 
 
 def test_capture_notes_reach_the_page(tmp_path):
-    from profiler_report.extract import read_csv
+    from profiler_report.capture.csv_raw import read_csv
 
     cap = read_csv(F32.parent / "bad" / "two_processes.csv")
     notes = page_notes({}, cap)
@@ -145,7 +146,7 @@ def test_counter_less_report_needs_its_files(tmp_path):
 
 
 def test_no_verdict_or_expectation_rests_on_the_raw_bank_conflict_counters(manifest):
-    from profiler_report.analyze import _VERDICT_METRICS
+    from profiler_report.analysis.verdicts import _VERDICT_METRICS
 
     raw = {"bank_conflicts_ld_raw", "bank_conflicts_st_raw"}
     assert not raw & {m for m, _, _ in _VERDICT_METRICS}
@@ -153,7 +154,7 @@ def test_no_verdict_or_expectation_rests_on_the_raw_bank_conflict_counters(manif
 
 
 def test_every_time_names_its_source():
-    from profiler_report.analyze import HEADLINE, TIMING_COLUMNS
+    from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
 
     for col in (*HEADLINE, *TIMING_COLUMNS):
         if col.unit == "us":
@@ -161,7 +162,7 @@ def test_every_time_names_its_source():
 
 
 def test_absent_derived_metric_is_computed_and_labelled(tmp_path):
-    from profiler_report.report import render_capture
+    from profiler_report.report.build import render_capture
 
     render_capture(F32.parent / "bad" / "missing_cells.csv", tmp_path)
     html = (tmp_path / "index.html").read_text()

@@ -16,10 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from profiler_report import check as gate
-from profiler_report.check import Band, parse_rule, parse_thresholds, parse_thresholds_data
+from profiler_report import gate
+from profiler_report.analysis.compare import comparability, diff_summaries, run_identity
+from profiler_report.analysis.run import load_run
 from profiler_report.cli import entry
 from profiler_report.errors import ProfilerReportError, ThresholdsError
+from profiler_report.gate.grammar import parse_rule, parse_thresholds, parse_thresholds_data
+from profiler_report.gate.rules import Band
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data"
@@ -31,12 +34,12 @@ F64_REP = DATA / "h200_f64_2048" / "profile.ncu-rep"
 
 @pytest.fixture(scope="module")
 def good_run():
-    return gate.load_run(GOOD_REP)
+    return load_run(GOOD_REP)
 
 
 @pytest.fixture(scope="module")
 def regressed_run():
-    return gate.load_run(REGRESSED_REP)
+    return load_run(REGRESSED_REP)
 
 
 @pytest.fixture(scope="module")
@@ -395,7 +398,7 @@ def test_time_rules_read_timings_json(tmp_path):
     timings = [{"name": n, "median_us": m, "p10_us": m * 0.98, "p90_us": m * 1.02, "gbps": 134.2 / m * 1000,
                 "repeats": 30} for n, m in (("naive", 290.0), ("smem", 101.0), ("padded", 55.0), ("unrolled", 60.0))]
     (tmp_path / "timings.json").write_text(json.dumps({"timings": timings}))
-    run = gate.load_run(tmp_path / "profile.ncu-rep")
+    run = load_run(tmp_path / "profile.ncu-rep")
     t = parse_thresholds('[stage.smem]\nrules = ["duration < previous"]\n'
                          '[stage.padded]\nrules = ["duration < previous", "event_gbps >= 2 * previous"]\n'
                          '[stage.unrolled]\nrules = ["duration < previous"]\n'
@@ -503,14 +506,14 @@ def test_junit_under_missing_warn_marks_not_measured_skipped(regressed_run, defa
 
 
 def test_diff_of_a_capture_with_itself_shows_no_change(good_run):
-    frame = gate.diff_summaries(good_run.summary, good_run.summary)
+    frame = diff_summaries(good_run.summary, good_run.summary)
     assert len(frame) > 50
     assert not frame["flagged"].any()
     assert (frame["change"] == 0).all()
 
 
 def test_diff_good_vs_regressed_flags_the_conflicts(good_run, regressed_run):
-    frame = gate.diff_summaries(good_run.summary, regressed_run.summary)
+    frame = diff_summaries(good_run.summary, regressed_run.summary)
     flagged = {(r.stage, r.metric) for r in frame[frame["flagged"]].itertuples()}
     assert ("unrolled", "shared_excessive_wavefronts") in flagged
     assert ("unrolled", "shared_wavefronts_per_load") in flagged
@@ -530,14 +533,14 @@ def test_cli_diff(monkeypatch, capsys):
 
 
 def test_run_identity_from_the_capture(good_run):
-    ident = gate.run_identity(good_run.capture, {})
+    ident = run_identity(good_run.capture, {})
     # The capture holds no ncu version (ncu_report only knows its own), so none is claimed.
     assert ident == {"gpu": "NVIDIA H200", "sm_count": "132", "dtype": "float32"}
     prov = {"gpu": "NVIDIA H200", "ncu_version": "Version 2025.3.1.0 (build 36398880)", "dtype": "float32",
             "rows": 4096}
-    assert gate.run_identity(good_run.capture, prov)["ncu_version"] == "2025.3.1"
-    assert gate.comparability(ident, gate.run_identity(good_run.capture, prov)) == []
-    assert gate.comparability(ident, {**ident, "dtype": "float64"}) == ["dtype: float32 vs float64"]
+    assert run_identity(good_run.capture, prov)["ncu_version"] == "2025.3.1"
+    assert comparability(ident, run_identity(good_run.capture, prov)) == []
+    assert comparability(ident, {**ident, "dtype": "float64"}) == ["dtype: float32 vs float64"]
 
 
 def test_not_comparable_warns_or_refuses_under_strict(monkeypatch, capsys):

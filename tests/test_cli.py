@@ -71,8 +71,8 @@ def test_bench_prints_the_block_shape_verdicts_the_report_shows():
     import json
     from pathlib import Path
 
-    from profiler_report.bench import BenchRow
     from profiler_report.cli import _shape_lines
+    from profiler_report.live.bench import BenchRow
 
     sweep = Path(__file__).resolve().parent.parent / "reports" / "h200" / "sweep.json"
     rows = [BenchRow(**r) for r in json.loads(sweep.read_text())["rows"]]

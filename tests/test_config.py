@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from profiler_report.analyze import HEADLINE_BY_NAME, TIMING_COLUMNS
-from profiler_report.config import RunConfig, load_manifest, resource_dir
+from profiler_report.cases.manifest import load_manifest
 from profiler_report.errors import InputError
+from profiler_report.live.config import RunConfig
+from profiler_report.metrics import HEADLINE_BY_NAME, TIMING_COLUMNS
+from profiler_report.util.resources import resource_dir
 
 
 def test_manifest_stages_in_report_order():
@@ -24,7 +26,7 @@ def test_expectations_name_real_columns():
 
 
 def test_resources_found():
-    assert (resource_dir("kernels") / "transpose.cu").is_file()
+    assert (resource_dir("kernels") / "transpose" / "transpose.cu").is_file()
     assert (resource_dir("templates") / "report.html.j2").is_file()
 
 
@@ -42,11 +44,11 @@ def test_bad_run_config(kwargs):
 
 
 def _manifest_with_template(tmp_path, template: str):
-    from profiler_report.config import resource_dir as rd
+    from profiler_report.util.resources import resource_dir as rd
 
-    text = (rd("kernels") / "stages.toml").read_text()
+    text = (rd("kernels") / "transpose" / "stages.toml").read_text()
     text = text.replace("template = [16, 16, 256]", f"template = {template}")
-    (tmp_path / "transpose.cu").write_text((rd("kernels") / "transpose.cu").read_text())
+    (tmp_path / "transpose.cu").write_text((rd("kernels") / "transpose" / "transpose.cu").read_text())
     path = tmp_path / "stages.toml"
     path.write_text(text)
     return path

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from fakes import NCU_PERM, NCU_PROFILING
 
-from profiler_report.doctor import (
+from profiler_report.errors import NcuNotFoundError
+from profiler_report.live.doctor import (
     CORE_PACKAGES,
     Probes,
     counter_permission,
@@ -14,7 +15,6 @@ from profiler_report.doctor import (
     exit_code,
     summary_line,
 )
-from profiler_report.errors import NcuNotFoundError
 
 SMI_L = "GPU 0: NVIDIA H200 (UUID: GPU-test)"
 PARAMS_RESTRICTED = "ResmanDebugLevel: 4294967295\nRmProfilingAdminOnly: 1\nEnableMSI: 1\n"

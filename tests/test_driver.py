@@ -13,8 +13,6 @@ from pathlib import Path
 import pytest
 from fakes import NCU_CONNECTED, NCU_NO_KERNELS, NCU_PERM, fake_ncu_printing, install_fake_gpu
 
-from profiler_report.config import RunConfig
-from profiler_report.driver import StepTimer, atomic_dir, git_commit, live_run, write_json
 from profiler_report.errors import (
     CounterPermissionError,
     KernelIncorrectError,
@@ -22,6 +20,10 @@ from profiler_report.errors import (
     NcuNotFoundError,
     NoKernelProfiledError,
 )
+from profiler_report.live.config import RunConfig
+from profiler_report.live.session import git_commit, live_run
+from profiler_report.util.fsio import atomic_dir, write_json
+from profiler_report.util.timer import StepTimer
 
 PACKAGE = Path(__file__).resolve().parent.parent / "profiler_report"
 
@@ -99,7 +101,7 @@ def _cfg(**kw) -> RunConfig:
 
 
 def test_wrong_kernel_is_marked_and_run_fails_after_writing_the_others(earlier, monkeypatch):
-    from profiler_report.report import render_timings_only
+    from profiler_report.report.build import render_timings_only
 
     install_fake_gpu(monkeypatch)
     monkeypatch.setenv("FAKE_WRONG_STAGES", "smem")

@@ -13,11 +13,16 @@ import pandas as pd
 import pytest
 from conftest import F32
 
-from profiler_report.analyze import HEADLINE, assign_stages, summarize
+from profiler_report.analysis.stages import assign_stages
+from profiler_report.analysis.summary import summarize
+from profiler_report.capture.csv_common import parse_number
+from profiler_report.capture.model import METRIC_COLUMNS
+from profiler_report.capture.ncu_rep import read_ncu_rep
+from profiler_report.capture.readahead import PendingRead, start_read
+from profiler_report.capture.reader_child import PARTS, merge_parts
+from profiler_report.capture.units import normalize_unit, short_kernel_name
 from profiler_report.errors import ReportUnreadableError
-from profiler_report.extract import METRIC_COLUMNS, normalize_unit, parse_number, read_ncu_rep, short_kernel_name
-from profiler_report.ncu_reader import PARTS, merge_parts
-from profiler_report.readahead import PendingRead, start_read
+from profiler_report.metrics import HEADLINE
 
 STAGES = ["naive", "smem", "padded", "unrolled", "vec_padded", "vec_swizzled", "vec_deep", "vec_colwalk"]
 LAUNCHES = [*STAGES, "copy"]  # the tiled copy kernel (the ceiling) is profiled last
@@ -106,10 +111,11 @@ def test_short_kernel_name():
 
 
 def _child_read(*args: str) -> dict:
-    """The pickle of ``python -m profiler_report.ncu_reader F32 ARGS`` (ncu_report must not load here)."""
+    """The pickle of ``python -m profiler_report.capture.reader_child F32 ARGS`` (ncu_report must not load here)."""
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root)}
-    res = subprocess.run([sys.executable, "-m", "profiler_report.ncu_reader", str(F32 / "profile.ncu-rep"), *args],
+    res = subprocess.run([sys.executable, "-m", "profiler_report.capture.reader_child",
+                          str(F32 / "profile.ncu-rep"), *args],
                          capture_output=True, timeout=300, env=env, check=True)
     return pickle.loads(res.stdout)
 

@@ -17,17 +17,13 @@ from conftest import DATA, F32
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from profiler_report.capture.csv_details import details_table
+from profiler_report.capture.csv_raw import parse_csv_text, read_csv
+from profiler_report.capture.load import read_capture
+from profiler_report.capture.ncu_rep import read_ncu_rep
+from profiler_report.capture.reader_child import source_rows
+from profiler_report.capture.units import shared_side, short_kernel_name
 from profiler_report.errors import ProfilerReportError, ReportUnreadableError
-from profiler_report.extract import (
-    details_table,
-    parse_csv_text,
-    read_capture,
-    read_csv,
-    read_ncu_rep,
-    shared_side,
-    short_kernel_name,
-    source_rows,
-)
 
 BAD = DATA / "bad"
 
@@ -167,7 +163,8 @@ def test_repeated_ids_from_joined_exports_are_numbered_in_file_order():
 
 
 def test_basic_set_capture_parses_with_metrics_missing():
-    from profiler_report.analyze import analyze, missing_metrics
+    from profiler_report.analysis import analyze
+    from profiler_report.analysis.summary import missing_metrics
 
     cap = read_csv(BAD / "basic_like.csv")
     missing = dict(missing_metrics(cap))
@@ -272,8 +269,8 @@ class _ActionWithoutLineinfo:
 def test_kernel_without_lineinfo_falls_back_to_sass():
     import pandas as pd
 
-    from profiler_report.annotate import NO_LINEINFO, attribution
-    from profiler_report.extract import SOURCE_COLUMNS, Capture
+    from profiler_report.analysis.attribution import NO_LINEINFO, attribution
+    from profiler_report.capture.model import SOURCE_COLUMNS, Capture
 
     rows = source_rows(_ActionWithoutLineinfo(), 0)
     assert [r["line"] for r in rows] == [0, 0] and [r["side"] for r in rows] == ["load", "store"]
@@ -286,7 +283,7 @@ def test_kernel_without_lineinfo_falls_back_to_sass():
 
 
 def test_capture_with_lines_but_no_imported_source_says_so(f32_capture):
-    from profiler_report.annotate import attribution
+    from profiler_report.analysis.attribution import attribution
 
     table, note = attribution(f32_capture, 1, None)
     assert table and all(r["location"].endswith((":58", ":67")) for r in table)

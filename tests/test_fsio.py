@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from profiler_report.fsio import atomic_write, atomic_write_many
+from profiler_report.util.fsio import atomic_write, atomic_write_many
 
 
 def test_replaces_a_regular_file_without_leaving_temporaries(tmp_path):

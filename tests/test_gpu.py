@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from profiler_report.config import load_manifest
+from profiler_report.cases.manifest import load_manifest
 
 pytestmark = pytest.mark.gpu
 
@@ -13,61 +13,61 @@ SIZES = [(1000, 3000), (4097, 33), (33, 4097), (1, 1), (31, 65), (2048, 2048)]
 
 @pytest.fixture(scope="module", params=["float32", "float64", "float16"])
 def kernels(request):
-    from profiler_report import run as gpu
+    from profiler_report.live.kernels import Kernels, compile_module
 
     manifest = load_manifest()
-    module, names = gpu.compile_module(manifest, request.param)
-    return manifest, gpu.Kernels(module, names, request.param)
+    module, names = compile_module(manifest, request.param)
+    return manifest, Kernels(module, names, request.param)
 
 
 @pytest.mark.parametrize(("rows", "cols"), SIZES)
 def test_every_variant_is_exact(kernels, rows, cols):
-    from profiler_report import run as gpu
+    from profiler_report.live.kernels import validate
 
     manifest, k = kernels
     for st in (*manifest.stages, manifest.ceiling, manifest.regression):
-        v = gpu.validate(k, st, rows, cols, seed=rows + cols)
+        v = validate(k, st, rows, cols, seed=rows + cols)
         assert v.correct, v.message
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 def test_bench_copies_and_swept_shapes_are_exact(dtype):
     # The bench times these too; each must be exact before its speed means anything.
-    from profiler_report import run as gpu
-    from profiler_report.bench import COPIES, shape_stages
+    from profiler_report.live.bench import COPIES, shape_stages
+    from profiler_report.live.kernels import Kernels, compile_module, validate
 
     manifest = load_manifest()
     extra = (*COPIES, *shape_stages(manifest, dtype))
-    module, names = gpu.compile_module(manifest, dtype, extra=extra)
-    k = gpu.Kernels(module, names, dtype)
+    module, names = compile_module(manifest, dtype, extra=extra)
+    k = Kernels(module, names, dtype)
     for st in extra:
         for rows, cols in ((1000, 3000), (4097, 33), (257, 129)):
-            v = gpu.validate(k, st, rows, cols, seed=rows)
+            v = validate(k, st, rows, cols, seed=rows)
             assert v.correct, v.message
 
 
 def test_a_wrong_kernel_is_caught():
     from dataclasses import replace
 
-    from profiler_report import run as gpu
+    from profiler_report.live.kernels import Kernels, compile_module, validate
 
     manifest = load_manifest()
-    module, names = gpu.compile_module(manifest, "float32")
-    k = gpu.Kernels(module, names, "float32")
+    module, names = compile_module(manifest, "float32")
+    k = Kernels(module, names, "float32")
     # The copy kernel launched as if it were a transpose: the validator must name the first wrong index.
     wrong = replace(manifest.ceiling, op="transpose")
-    v = gpu.validate(k, wrong, 64, 96)
+    v = validate(k, wrong, 64, 96)
     assert not v.correct
     assert v.first_wrong is not None
     assert "first at out[" in v.message
 
 
 def test_timing_is_sane():
-    from profiler_report import run as gpu
+    from profiler_report.live.kernels import Kernels, compile_module, time_stages
 
     manifest = load_manifest()
-    module, names = gpu.compile_module(manifest, "float32")
-    k = gpu.Kernels(module, names, "float32")
-    t = gpu.time_stages(k, [manifest.stages[-1]], 2048, 2048, repeats=20, warmup=2, buffers=2)
+    module, names = compile_module(manifest, "float32")
+    k = Kernels(module, names, "float32")
+    t = time_stages(k, [manifest.stages[-1]], 2048, 2048, repeats=20, warmup=2, buffers=2)
     assert [x.name for x in t] == ["memcpy", manifest.stages[-1].id]
     assert all(x.p10_us <= x.median_us <= x.p90_us for x in t)

@@ -9,8 +9,9 @@ import subprocess
 
 import pytest
 
-from profiler_report.bench import COPIES, shape_stages
-from profiler_report.config import CXX_TYPES, load_manifest, stage_sources
+from profiler_report.cases.manifest import load_manifest, stage_sources
+from profiler_report.live.bench import COPIES, shape_stages
+from profiler_report.util.dtypes import CXX_TYPES
 
 NVCC = shutil.which("nvcc")
 

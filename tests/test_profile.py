@@ -23,7 +23,7 @@ from profiler_report.errors import (
     NcuTimeoutError,
     NoKernelProfiledError,
 )
-from profiler_report.profile import NcuCommand, classify_failure, export_csv, find_ncu, run_ncu
+from profiler_report.live.ncu import NcuCommand, classify_failure, export_csv, find_ncu, run_ncu
 
 
 def command(ncu: Path, tmp_path: Path, **kw) -> NcuCommand:

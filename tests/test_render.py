@@ -9,30 +9,24 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiler_report.render import (
+from profiler_report.report.chart_pool import ChartPool
+from profiler_report.report.charts import (
     CEILING,
     HIGHLIGHT,
     PEER,
-    ChartPool,
     bandwidth_chart_data,
     bandwidth_charts,
-    bench_rows,
-    build_page,
     capture_chart_jobs,
-    code_diff_html,
     draw_bandwidth,
     fill_charts,
-    has_placeholder,
-    render_html,
     scope_ids,
-    shape_table,
-    shape_verdicts,
     sidecar_chart_jobs,
     stall_chart_data,
-    sweep_table,
-    write_outputs,
 )
-from profiler_report.render import STAGE as STAGE_COLOR
+from profiler_report.report.charts import STAGE as STAGE_COLOR
+from profiler_report.report.html import has_placeholder, render_html, write_outputs
+from profiler_report.report.page import build_page, code_diff_html
+from profiler_report.report.tables import bench_rows, shape_table, shape_verdicts, sweep_table
 
 STAGES = ["naive", "smem", "padded", "unrolled", "vec_padded", "vec_swizzled", "vec_deep", "vec_colwalk"]
 PROV = {"mode": "recorded capture", "gpu": "NVIDIA H200", "clock_control": "none"}
@@ -88,7 +82,7 @@ def test_bandwidth_chart_data_without_timings(f32_analysis):
 
 
 def test_bandwidth_chart_data_with_timings(f32_analysis):
-    from profiler_report.analyze import add_timings
+    from profiler_report.analysis.summary import add_timings
 
     timings = [{"name": "memcpy", "median_us": 35.0, "p10_us": 34.0, "p90_us": 36.0, "gbps": 3800.0},
                {"name": "naive", "median_us": 280.0, "p10_us": 279.0, "p90_us": 281.0, "gbps": 480.0}]
@@ -107,7 +101,7 @@ def test_stall_chart_data(f32_analysis):
 
 
 def test_code_diff_shows_the_one_change(manifest):
-    from profiler_report.config import stage_sources
+    from profiler_report.cases.manifest import stage_sources
 
     src = stage_sources(manifest.source_text())
     html = code_diff_html(src["smem"], src["padded"], "smem", "padded")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from profiler_report.capture.sidecars import read_sidecars
 from profiler_report.errors import InputError
-from profiler_report.report import read_sidecars
 
 H200 = Path(__file__).resolve().parent.parent / "reports" / "h200"
 SIDECARS = ("timings.json", "validation.json", "provenance.json", "bench.json", "sweep.json")

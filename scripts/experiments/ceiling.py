@@ -30,8 +30,9 @@ import cupy
 import numpy as np
 
 from profiler_report import run as gpu
-from profiler_report.bench import check_output, event_time, peers
-from profiler_report.config import CXX_TYPES, ITEMSIZE, load_manifest
+from profiler_report.cases.manifest import load_manifest
+from profiler_report.live.bench import check_output, event_time, peers
+from profiler_report.util.dtypes import CXX_TYPES, ITEMSIZE
 
 HERE = Path(__file__).parent
 CASES = [("float32", 8192, 8192), ("float32", 16384, 16384), ("float64", 8192, 4096), ("float16", 8192, 16384)]

@@ -1,0 +1,189 @@
+"""Comparing two runs: what makes them comparable, and a per-stage diff."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from profiler_report.capture.model import Capture
+from profiler_report.errors import InputError
+from profiler_report.metrics import HEADLINE, HEADLINE_BY_NAME, TIMING_COLUMNS
+
+if TYPE_CHECKING:
+    pass
+from profiler_report.analysis.run import Run
+from profiler_report.gate.rules import TIMING_BY_NAME, fmt_value
+
+#: Keys of provenance.json that make two runs comparable (compared where both sides have them).
+COMPARABLE_KEYS = ("gpu", "sm_count", "driver", "ncu_version", "clock_control", "cache_control", "section_set",
+                   "rows", "cols", "profile_rows", "profile_cols", "dtype")
+
+
+_CXX_DTYPES = {"float": "float32", "double": "float64", "unsigned short": "float16", "__half": "float16",
+               "half": "float16"}
+
+
+_VERSION = re.compile(r"\d{4}\.\d+(?:\.\d+)?")
+
+
+def run_identity(capture: Capture, provenance: dict[str, Any] | None) -> dict[str, str]:
+    """What makes a run comparable, as strings: provenance.json's :data:`COMPARABLE_KEYS` when
+    recorded, else what the capture holds (GPU name and SM count from ``device__attribute_*``,
+    the dtype from the kernels' template argument)."""
+    prov = provenance or {}
+    ident = {k: str(prov[k]) for k in COMPARABLE_KEYS if k in prov and prov[k] not in (None, "")}
+    dev = capture.device
+    for key in ("gpu", "sm_count"):
+        if key not in ident and key in dev:
+            ident[key] = str(dev[key])
+    if "ncu_version" in ident:
+        m = _VERSION.search(ident["ncu_version"])
+        ident["ncu_version"] = m.group(0) if m else ident["ncu_version"]
+    if "dtype" not in ident:
+        # The first template argument is the element type (transpose_vec_deep<float, (int)2>).
+        args = {m.group(1).split(",")[0].strip() for d in capture.launches()["demangled"]
+                for m in [re.search(r"<([^<>]+)>\s*\(", str(d))] if m}
+        if len(args) == 1 and next(iter(args)) in _CXX_DTYPES:
+            ident["dtype"] = _CXX_DTYPES[next(iter(args))]
+    return ident
+
+
+def comparability(old: dict[str, str], new: dict[str, str]) -> list[str]:
+    """'key: old vs new' for each key both identities hold with different values; [] when comparable."""
+    return [f"{k}: {old[k]} vs {new[k]}" for k in COMPARABLE_KEYS if k in old and k in new and old[k] != new[k]]
+
+
+def require_comparable(old: Run, new: Run, strict: bool) -> list[str]:
+    """The differences between two runs; under ``strict`` any difference is an error.
+
+    Raises:
+        InputError: ``strict`` and the runs are not comparable.
+    """
+    diffs = comparability(run_identity(old.capture, old.provenance), run_identity(new.capture, new.provenance))
+    if diffs and strict:
+        raise InputError(f"{old.path} and {new.path} are not comparable: {'; '.join(diffs)}",
+                         "compare runs recorded the same way, or drop --strict to compare anyway")
+    return diffs
+
+
+#: Summary columns a diff compares. The raw bank-conflict counters are left out (they differ
+#: between identical runs); single-launch times are shown but never flagged.
+DIFF_METRICS: tuple[str, ...] = tuple(
+    c.name for c in (*HEADLINE, *TIMING_COLUMNS)
+    if c.name not in ("bank_conflicts_ld_raw", "bank_conflicts_st_raw", "event_p10_us", "event_p90_us")
+)
+
+
+SINGLE_LAUNCH_TIME = ("duration_us", "dram_throughput_gbps", "dram_throughput_pct_peak")
+
+
+DIFF_COLUMNS = ["stage", "metric", "unit", "old", "new", "change", "flagged", "note"]
+
+
+def _unit_of(name: str) -> str:
+    col = HEADLINE_BY_NAME.get(name) or TIMING_BY_NAME.get(name)
+    return col.unit if col else ""
+
+
+def _spread_separates(old: pd.Series, new: pd.Series) -> bool:
+    """True when the event-timing bands p10..p90 of the two runs do not overlap."""
+    vals = [float(x.get(c, math.nan)) for x in (old, new) for c in ("event_p10_us", "event_p90_us")]
+    if any(math.isnan(v) for v in vals):
+        return False
+    return vals[2] > vals[1] or vals[3] < vals[0]
+
+
+def _diff_row(stage: str, name: str, old: pd.Series, new: pd.Series, tolerance: float) -> dict[str, Any] | None:
+    a, b = float(old.get(name, math.nan)), float(new.get(name, math.nan))
+    if math.isnan(a) and math.isnan(b):
+        return None
+    row = {"stage": stage, "metric": name, "unit": _unit_of(name), "old": a, "new": b, "change": math.nan,
+           "flagged": False, "note": ""}
+    if math.isnan(a) or math.isnan(b):
+        row["note"] = f"not measured in {'old' if math.isnan(a) else 'new'}"
+        return row
+    if a != 0:
+        row["change"] = (b - a) / abs(a)
+        beyond = abs(b - a) > tolerance * abs(a)
+    else:
+        row["change"] = 0.0 if b == 0 else math.nan
+        beyond = b != 0
+    if name in SINGLE_LAUNCH_TIME:
+        row["note"] = "single profiled launch: not flagged (time is flagged on event timings)"
+    elif name in TIMING_BY_NAME:
+        row["flagged"] = beyond and _spread_separates(old, new)
+        if beyond and not row["flagged"]:
+            row["note"] = "within the run-to-run spread (p10..p90 overlap)"
+    else:
+        row["flagged"] = beyond
+    return row
+
+
+def diff_summaries(old: pd.DataFrame, new: pd.DataFrame, tolerance: float = 0.05) -> pd.DataFrame:
+    """Per stage, each headline metric old, new and change between two summaries.
+
+    Args:
+        old, new: :attr:`Analysis.summary` frames (headline columns in their HEADLINE units).
+        tolerance: relative change beyond which a count or ratio is flagged (0.05 = 5 %).
+
+    Returns:
+        Columns :data:`DIFF_COLUMNS`: stage, metric, unit, old, new, change (relative,
+        (new - old) / |old|; NaN when old is 0 and new is not, or one side is missing),
+        flagged (bool), note. Stages present on one side only get one row, metric "(stage)",
+        flagged. Event timings are flagged only when, beyond the tolerance, their p10..p90 bands
+        do not overlap; single-launch times (duration_us and the DRAM throughput derived from it)
+        are never flagged; the raw bank-conflict counters are not compared.
+    """
+    rows: list[dict[str, Any]] = []
+    old_stages, new_stages = list(old["stage"]), list(new["stage"])
+    for stage in dict.fromkeys([*new_stages, *old_stages]):
+        if stage not in old_stages or stage not in new_stages:
+            side = "old" if stage in old_stages else "new"
+            rows.append({"stage": stage, "metric": "(stage)", "unit": "", "old": math.nan, "new": math.nan,
+                         "change": math.nan, "flagged": True, "note": f"stage only in {side}"})
+            continue
+        a, b = old[old["stage"] == stage].iloc[0], new[new["stage"] == stage].iloc[0]
+        for name in DIFF_METRICS:
+            row = _diff_row(stage, name, a, b, tolerance)
+            if row is not None:
+                rows.append(row)
+    return pd.DataFrame(rows, columns=DIFF_COLUMNS)
+
+
+def fmt_change(change: float, old: float = math.nan) -> str:
+    """'+12.5%', '=', 'from 0' (old was 0), '' (unknown)."""
+    if math.isnan(change):
+        return "from 0" if old == 0 else ""
+    if change == 0:
+        return "="
+    return f"{change:+.1%}"
+
+
+def _cell(x: float, unit: str, metric: str) -> str:
+    return "-" if metric == "(stage)" else fmt_value(x, unit)
+
+
+def diff_table(frame: pd.DataFrame, flagged_only: bool = False) -> str:
+    """Plain-text table of :func:`diff_summaries`; '!!' marks a flagged row."""
+    sub = frame[frame["flagged"]] if flagged_only else frame
+    head = ("", "stage", "metric", "old", "new", "change", "note")
+    rows = [("!!" if r.flagged else "", r.stage, r.metric, _cell(r.old, r.unit, r.metric),
+             _cell(r.new, r.unit, r.metric), fmt_change(r.change, r.old), r.note) for r in sub.itertuples()]
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=False)]
+    lines = ["  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True)).rstrip() for row in (head, *rows)]
+    return "\n".join(lines)
+
+
+def comparison_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows for the report's comparison section: stage, metric label, old, new, change, flagged, note."""
+    out = []
+    for r in frame.itertuples():
+        col = HEADLINE_BY_NAME.get(r.metric) or TIMING_BY_NAME.get(r.metric)
+        out.append({"stage": r.stage, "metric": col.label if col else r.metric,
+                    "old": _cell(r.old, r.unit, r.metric), "new": _cell(r.new, r.unit, r.metric),
+                    "change": fmt_change(r.change, r.old),
+                    "flagged": bool(r.flagged), "note": r.note})
+    return out

@@ -1,0 +1,91 @@
+"""The per-stage summary table, stall table and event timings."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from profiler_report.capture.model import Capture
+from profiler_report.metrics import COLLECTED_BY, TIMING_COLUMNS, headline_row, stall_reasons
+
+
+def summarize(capture: Capture, stages: pd.DataFrame) -> pd.DataFrame:
+    """Per-stage headline table, one row per stage in launch order.
+
+    Columns: stage, role, kernel, launch_id, grid, block, every :data:`HEADLINE` column,
+    ``shared_excessive_source`` ("ncu", "computed" or "not collected") and ``top_stalls``
+    (the three largest stall reasons, "reason cycles-per-issue" joined by ", ").
+    """
+    wide = capture.wide()
+    rows = []
+    for st in stages.itertuples():
+        values = wide.loc[st.launch_id].dropna().to_dict() if st.launch_id in wide.index else {}
+        stalls = stall_reasons(values)
+        top = ", ".join(f"{k} {v:.1f}" for k, v in list(stalls.items())[:3])
+        rows.append({"stage": st.stage, "role": st.role, "kernel": st.kernel, "launch_id": st.launch_id,
+                     "grid": st.grid, "block": st.block, **headline_row(values),
+                     **excessive_by_side(capture.source, st.launch_id), "top_stalls": top})
+    return pd.DataFrame(rows)
+
+
+def excessive_by_side(source: pd.DataFrame, launch_id: int) -> dict[str, float]:
+    """Excessive shared wavefronts of one launch split into the load and the store side.
+
+    Sums the per-instruction values of ``derived__memory_l1_wavefronts_shared_excessive`` over
+    the instructions whose SASS is a shared load (LDS*) or store (STS*, LDGSTS); NaN when the
+    capture has no per-instruction values (CSV exports, or the metric was not collected).
+    """
+    out = {"shared_excessive_wavefronts_ld": math.nan, "shared_excessive_wavefronts_st": math.nan}
+    if source is None or source.empty:
+        return out
+    sub = source[(source["launch_id"] == launch_id) & source["shared_excessive_wavefronts"].notna()]
+    if sub.empty:
+        return out
+    for side, key in (("load", "shared_excessive_wavefronts_ld"), ("store", "shared_excessive_wavefronts_st")):
+        out[key] = float(sub.loc[sub["side"] == side, "shared_excessive_wavefronts"].sum())
+    return out
+
+
+def stall_table(capture: Capture, stages: pd.DataFrame) -> pd.DataFrame:
+    """Long table: stage, reason, cycles_per_issue (``smsp__average_warps_issue_stalled_*``)."""
+    wide = capture.wide()
+    rows = []
+    for st in stages.itertuples():
+        values = wide.loc[st.launch_id].dropna().to_dict() if st.launch_id in wide.index else {}
+        for reason, val in stall_reasons(values).items():
+            rows.append({"stage": st.stage, "reason": reason, "cycles_per_issue": val})
+    return pd.DataFrame(rows, columns=["stage", "reason", "cycles_per_issue"])
+
+
+def missing_metrics(capture: Capture) -> list[tuple[str, str]]:
+    """(metric, how to collect it) for each metric the analysis reads that the capture lacks."""
+    held = set(capture.metrics["metric"])
+    return [(m, how) for m, how in COLLECTED_BY.items() if m not in held]
+
+
+def add_timings(summary: pd.DataFrame, timings: list[dict[str, Any]]) -> pd.DataFrame:
+    """Join event timings (``timings.json`` entries, by stage id) onto the summary.
+
+    ``pct_of_copy_kernel`` compares with the timing named like the ceiling row (role "ceiling",
+    else "copy"); ``pct_of_memcpy`` with the entry named "memcpy".
+    """
+    by_name = {t["name"]: t for t in timings}
+    ceiling = summary.loc[summary["role"] == "ceiling", "stage"]
+    copy = by_name.get(ceiling.iloc[0] if len(ceiling) else "copy")
+    memcpy = by_name.get("memcpy")
+    out = summary.copy()
+    for col in TIMING_COLUMNS:
+        out[col.name] = math.nan
+    for i, stage in out["stage"].items():
+        t = by_name.get(stage)
+        if not t:
+            continue
+        out.loc[i, "event_median_us"] = t["median_us"]
+        out.loc[i, "event_p10_us"] = t["p10_us"]
+        out.loc[i, "event_p90_us"] = t["p90_us"]
+        out.loc[i, "event_gbps"] = t["gbps"]
+        out.loc[i, "pct_of_copy_kernel"] = 100 * t["gbps"] / copy["gbps"] if copy else math.nan
+        out.loc[i, "pct_of_memcpy"] = 100 * t["gbps"] / memcpy["gbps"] if memcpy else math.nan
+    return out

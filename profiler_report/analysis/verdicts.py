@@ -1,0 +1,175 @@
+"""Stage-to-stage deltas, expected effects judged, one-line verdicts."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from profiler_report.cases.manifest import Stage
+from profiler_report.metrics import _ratio
+
+
+def speed_column(summary: pd.DataFrame) -> str:
+    """The time column a speed-up rests on: event timings when present, else ncu's duration."""
+    if "event_median_us" in summary and summary["event_median_us"].notna().any():
+        return "event_median_us"
+    return "duration_us"
+
+
+def deltas(summary: pd.DataFrame) -> pd.DataFrame:
+    """Stage-to-stage changes between consecutive stages (role "stage" only).
+
+    Columns: stage, previous, speedup (previous time / time, from :func:`speed_column`),
+    speedup_ncu (from duration_us), excessive_wavefronts_removed, store_efficiency_gain_pts,
+    load_efficiency_gain_pts.
+    """
+    stages = summary[summary["role"] == "stage"].reset_index(drop=True)
+    col = speed_column(stages)
+    rows = []
+    for i in range(1, len(stages)):
+        a, b = stages.iloc[i - 1], stages.iloc[i]
+        rows.append({
+            "stage": b["stage"], "previous": a["stage"],
+            "speedup": _ratio(a[col], b[col]), "speedup_source": col,
+            "speedup_ncu": _ratio(a["duration_us"], b["duration_us"]),
+            "excessive_wavefronts_removed": a["shared_excessive_wavefronts"] - b["shared_excessive_wavefronts"],
+            "store_efficiency_gain_pts": b["global_store_efficiency_pct"] - a["global_store_efficiency_pct"],
+            "load_efficiency_gain_pts": b["global_load_efficiency_pct"] - a["global_load_efficiency_pct"],
+        })
+    return pd.DataFrame(rows, columns=["stage", "previous", "speedup", "speedup_source", "speedup_ncu",
+                                       "excessive_wavefronts_removed", "store_efficiency_gain_pts",
+                                       "load_efficiency_gain_pts"])
+
+
+NO_EFFECT_REL = 0.05
+
+
+def judge(old: float, new: float, direction: str, factor: float | None, to: float | None) -> tuple[str, str]:
+    """Verdict on one expected movement: ("confirmed"|"refuted"|"no effect"|"not measured", why)."""
+    if math.isnan(old) or math.isnan(new):
+        return "not measured", "the capture lacks this metric for one of the two stages"
+    scale = max(abs(old), abs(new), 1e-12)
+    if abs(new - old) / scale < NO_EFFECT_REL and (to is None or not _near(new, to)):
+        return "no effect", f"{_fmt(old)} -> {_fmt(new)} (changed by less than {NO_EFFECT_REL:.0%})"
+    moved = f"{_fmt(old)} -> {_fmt(new)}"
+    right_way = new < old if direction == "down" else new > old
+    if to is not None and _near(new, to):
+        return "confirmed", f"{moved}, reached {_fmt(to)}"
+    if not right_way:
+        return "refuted", f"{moved}: moved {'up' if direction == 'down' else 'down'}, expected {direction}"
+    if factor is not None:
+        got = old / new if direction == "down" else new / old
+        if not got >= factor * (1 - 1e-9) and not (direction == "down" and new == 0):
+            return "refuted", f"{moved}: {got:.2f}x, expected at least {factor:g}x"
+    if to is not None:
+        return "refuted", f"{moved}: expected to reach {_fmt(to)}"
+    return "confirmed", moved
+
+
+def _near(x: float, target: float) -> bool:
+    if target == 0:
+        return abs(x) < 0.5
+    return abs(x - target) <= 0.10 * abs(target)
+
+
+def _fmt(x: float) -> str:
+    if math.isnan(x):
+        return "n/a"
+    if abs(x) >= 1e6:
+        return f"{x:,.0f}"
+    if abs(x) >= 100:
+        return f"{x:.0f}"
+    return f"{x:.3g}"
+
+
+def judge_timing(prev: pd.Series, row: pd.Series, direction: str) -> tuple[str, str]:
+    """Verdict on an expected time change, from the event timings' spread rather than a fixed 5 %.
+
+    "confirmed" when the p10-p90 ranges of the two stages do not overlap and the median moved the
+    expected way; "refuted" when they do not overlap and it moved the other way; else "no effect".
+    Source: event_median_us, event_p10_us, event_p90_us (CUDA events, median of N launches).
+    """
+    med0, med1 = float(prev.get("event_median_us", math.nan)), float(row.get("event_median_us", math.nan))
+    lo0, hi0 = float(prev.get("event_p10_us", math.nan)), float(prev.get("event_p90_us", math.nan))
+    lo1, hi1 = float(row.get("event_p10_us", math.nan)), float(row.get("event_p90_us", math.nan))
+    if any(math.isnan(x) for x in (med0, med1, lo0, hi0, lo1, hi1)):
+        return judge(med0, med1, direction, None, None)
+    moved = f"{_fmt(med0)} -> {_fmt(med1)} us (median; p10-p90 {_fmt(lo0)}-{_fmt(hi0)} -> {_fmt(lo1)}-{_fmt(hi1)})"
+    if hi1 < lo0:
+        return ("confirmed" if direction == "down" else "refuted"), moved + ": faster beyond the spread"
+    if lo1 > hi0:
+        return ("confirmed" if direction == "up" else "refuted"), moved + ": slower beyond the spread"
+    return "no effect", moved + ": the ranges overlap"
+
+
+def judge_expectations(summary: pd.DataFrame, manifest_stages: list[Stage]) -> pd.DataFrame:
+    """Each manifest expectation judged against the summary (previous stage -> this stage).
+
+    Columns: stage, previous, metric, text, old, new, verdict, why.
+    """
+    stages = summary[summary["role"] == "stage"].reset_index(drop=True)
+    index = {s: i for i, s in enumerate(stages["stage"])}
+    rows = []
+    for st in manifest_stages:
+        if st.id not in index or index[st.id] == 0:
+            continue
+        a, b = stages.iloc[index[st.id] - 1], stages.iloc[index[st.id]]
+        for e in st.expect:
+            metric = e.metric
+            if metric == "duration_us":
+                metric = speed_column(stages)
+            old, new = float(a.get(metric, math.nan)), float(b.get(metric, math.nan))
+            if metric == "event_median_us" and e.factor is None and e.to is None:
+                verdict, why = judge_timing(a, b, e.direction)
+            else:
+                verdict, why = judge(old, new, e.direction, e.factor, e.to)
+            rows.append({"stage": st.id, "previous": a["stage"], "metric": metric, "text": e.text,
+                         "old": old, "new": new, "verdict": verdict, "why": why})
+    return pd.DataFrame(rows, columns=["stage", "previous", "metric", "text", "old", "new", "verdict", "why"])
+
+
+#: Metrics the one-line verdict mentions when they move, with how to phrase them.
+_VERDICT_METRICS = (
+    ("global_store_efficiency_pct", "global store efficiency", "%"),
+    ("global_load_efficiency_pct", "global load efficiency", "%"),
+    ("shared_wavefronts_per_load", "shared wavefronts per load", ""),
+    ("shared_wavefronts_per_store", "shared wavefronts per store", ""),
+    ("shared_excessive_wavefronts", "excessive shared wavefronts", ""),
+    ("achieved_occupancy_pct", "achieved occupancy", "%"),
+)
+
+
+def _speed_phrase(prev: pd.Series, row: pd.Series, speed_col: str) -> str:
+    """'1.39x faster than padded', or 'as fast as X within the run-to-run spread' when the event
+    timings' p10-p90 ranges overlap."""
+    sp = _ratio(prev[speed_col], row[speed_col])
+    if math.isnan(sp):
+        return "speed not measured"
+    if speed_col == "event_median_us":
+        lo0, hi0 = float(prev.get("event_p10_us", math.nan)), float(prev.get("event_p90_us", math.nan))
+        lo1, hi1 = float(row.get("event_p10_us", math.nan)), float(row.get("event_p90_us", math.nan))
+        if not any(math.isnan(x) for x in (lo0, hi0, lo1, hi1)) and hi1 >= lo0 and lo1 <= hi0:
+            return f"as fast as {prev['stage']} within the run-to-run spread ({sp:.2f}x)"
+    return f"{sp:.2f}x faster than {prev['stage']}" if sp >= 1 else f"{1 / sp:.2f}x slower than {prev['stage']}"
+
+
+def stage_verdict(prev: pd.Series | None, row: pd.Series, speed_col: str) -> str:
+    """One line, computed from the numbers: the speed change relative to ``prev`` (event timings
+    judged with their spread), then the headline metrics that moved by more than 5 %, and the top
+    stall reason when it changed. It lists what moved; the stage's expectations say why."""
+    source = "event-timed median" if speed_col.startswith("event") else "ncu duration"
+    if prev is None:
+        return f"Baseline: {_fmt(row[speed_col])} us ({source})."
+    parts = []
+    for col, label, unit in _VERDICT_METRICS:
+        a, b = float(prev.get(col, math.nan)), float(row.get(col, math.nan))
+        if math.isnan(a) or math.isnan(b):
+            continue
+        if abs(b - a) > NO_EFFECT_REL * max(abs(a), abs(b), 1e-12) and abs(b - a) > 0.05:
+            parts.append(f"{label} {_fmt(a)}{unit} -> {_fmt(b)}{unit}")
+    top, prev_top = (str(r.get("top_stalls", "")).split(",")[0].strip().split(" ")[0] for r in (row, prev))
+    if top and top != prev_top:
+        parts.append(f"top stall {prev_top or 'n/a'} -> {top}")
+    moved = ("; measured changes: " + "; ".join(parts)) if parts else "; no headline metric moved by more than 5%"
+    return _speed_phrase(prev, row, speed_col) + moved + "."

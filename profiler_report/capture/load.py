@@ -1,0 +1,29 @@
+"""load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from profiler_report.capture.csv_raw import _looks_like_csv, read_csv
+from profiler_report.capture.model import Capture, _check_file
+from profiler_report.capture.ncu_rep import read_ncu_rep
+from profiler_report.capture.readahead import PendingRead, ncu_rep_format
+
+
+def read_capture(path: str | Path, pending: PendingRead | None = None) -> Capture:
+    """Read a ``.ncu-rep``, or a raw-page or details-page CSV export, chosen by the file's content.
+
+    ``pending``: a read of the ``.ncu-rep`` at ``path`` already started (see :func:`read_ncu_rep`).
+
+    Raises:
+        ReportUnreadableError: see :func:`read_ncu_rep` and :func:`read_csv`.
+    """
+    path = Path(path)
+    _check_file(path)
+    if ncu_rep_format(path) is not None:
+        return read_ncu_rep(path, pending=pending)
+    with path.open("rb") as fh:
+        head = fh.read(4096)
+    if path.suffix.lower() == ".csv" or _looks_like_csv(head):
+        return read_csv(path)
+    return read_ncu_rep(path)  # raises "not an Nsight Compute report"

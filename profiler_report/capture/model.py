@@ -1,0 +1,105 @@
+"""Capture model."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from profiler_report.errors import ReportUnreadableError
+
+#: Columns of :attr:`Capture.metrics`, one row per (launch, metric).
+METRIC_COLUMNS = [
+    "launch_id",       # int: launch order in the capture (ncu's "ID")
+    "kernel",          # str: function name without return type, template arguments or parameters
+    "demangled",       # str: ncu's demangled kernel name
+    "nvtx_range",      # str: NVTX push/pop ranges around the launch, outermost first, "/"-joined
+    "grid",            # str: "(x, y, z)" blocks
+    "block",           # str: "(x, y, z)" threads
+    "metric",          # str: Nsight Compute metric name
+    "value",           # float: value in `unit`
+    "unit",            # str: base unit after conversion ("byte", "nsecond", "" for counts, ...)
+]
+
+
+#: Columns of :attr:`Capture.source`: one row per (launch, SASS instruction) that executed.
+SOURCE_COLUMNS = [
+    "launch_id",        # int
+    "pc_offset",        # int: byte offset of the instruction from the launch's first sampled PC
+    "sass",             # str: the SASS instruction (ncu_report sass_by_pc)
+    "side",             # str: "load" (LDS*), "store" (STS*), "other shared" (ATOMS...) or "" (not shared)
+    "file",             # str: CUDA source file from line information, "" when built without -lineinfo
+    "line",             # int: source line, 0 when there is no line information
+    "inst_executed",    # float: warp-level instructions executed (ncu metric inst_executed)
+    "shared_wavefronts",            # float: memory_l1_wavefronts_shared at this instruction
+    "shared_ideal_wavefronts",      # float: memory_l1_wavefronts_shared_ideal
+    "shared_excessive_wavefronts",  # float: derived__memory_l1_wavefronts_shared_excessive
+]
+
+
+#: Columns of :attr:`Capture.rules`: Nsight Compute guided-analysis rule results.
+RULE_COLUMNS = ["launch_id", "rule", "section", "type", "title", "message", "speedup_pct", "speedup_type"]
+
+
+@dataclass
+class Capture:
+    """One capture, read into tables. See METRIC_COLUMNS and RULE_COLUMNS for the frames."""
+
+    metrics: pd.DataFrame
+    rules: pd.DataFrame
+    path: Path
+    kind: str  # "ncu-rep", "csv" (raw page) or "csv-details" (details page)
+    device: dict[str, Any] = field(default_factory=dict)
+    report_version: str = ""  # version of the ncu_report library that read it ("" for CSV)
+    #: Per-instruction attribution (SOURCE_COLUMNS), .ncu-rep only; empty for CSV exports.
+    source: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=SOURCE_COLUMNS))
+    #: Source files the capture names, path -> text ("" when ncu could not import the file).
+    source_files: dict[str, str] = field(default_factory=dict)
+    #: Facts worth a note in the report (several processes or devices in one file, ...).
+    notes: list[str] = field(default_factory=list)
+
+    def launches(self) -> pd.DataFrame:
+        """One row per launch: launch_id, kernel, demangled, nvtx_range, grid, block."""
+        cols = ["launch_id", "kernel", "demangled", "nvtx_range", "grid", "block"]
+        return self.metrics[cols].drop_duplicates("launch_id").sort_values("launch_id").reset_index(drop=True)
+
+    def value(self, launch_id: int, metric: str) -> float:
+        """A metric's value for one launch; NaN when the capture does not hold it."""
+        m = self.metrics
+        hit = m[(m["launch_id"] == launch_id) & (m["metric"] == metric)]
+        return float(hit["value"].iloc[0]) if len(hit) else math.nan
+
+    def wide(self) -> pd.DataFrame:
+        """launch_id x metric table of values (base units)."""
+        return self.metrics.pivot_table(index="launch_id", columns="metric", values="value", aggfunc="first")
+
+
+def _check_file(path: Path) -> None:
+    if not path.exists():
+        raise ReportUnreadableError(f"{path} does not exist", "check the path")
+    if path.is_dir():
+        raise ReportUnreadableError(f"{path} is a directory, not a report", "pass the .ncu-rep file inside it")
+    if path.stat().st_size == 0:
+        raise ReportUnreadableError(f"{path} is empty", "re-export the capture")
+
+
+def dedupe_metrics(frame: pd.DataFrame) -> pd.DataFrame:
+    """Key metrics by their plain name: a collector-prefixed copy (``LTS.TriageCompute.<metric>``)
+    is renamed to the plain name and kept only when the plain metric itself is absent."""
+    plain = frame["metric"].map(plain_metric)
+    prefixed = plain != frame["metric"]
+    out = frame.assign(metric=plain, _prefixed=prefixed).sort_values(["launch_id", "_prefixed"], kind="stable")
+    out = out.drop_duplicates(["launch_id", "metric"], keep="first").drop(columns="_prefixed")
+    return out.sort_values(["launch_id", "metric"]).reset_index(drop=True)
+
+
+def plain_metric(name: str) -> str:
+    """``LTS.TriageCompute.lts__t_sectors.sum`` -> ``lts__t_sectors.sum``: drop collector prefixes."""
+    parts = name.split(".")
+    for i, p in enumerate(parts):
+        if "__" in p:
+            return ".".join(parts[i:])
+    return name

@@ -1,0 +1,84 @@
+""".ncu-rep reader."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+from pathlib import Path
+
+import pandas as pd
+
+from profiler_report.capture.model import (
+    METRIC_COLUMNS,
+    RULE_COLUMNS,
+    SOURCE_COLUMNS,
+    Capture,
+    _check_file,
+    dedupe_metrics,
+)
+from profiler_report.capture.readahead import READ_TIMEOUT_S, PendingRead, ncu_rep_format
+from profiler_report.capture.reader_child import SOURCE_LAUNCHES
+from profiler_report.errors import ReportUnreadableError
+
+#: Report format version written by the ncu releases this tool is tested with (2025.x).
+NCU_REP_FORMAT = 2
+
+
+def read_ncu_rep(path: str | Path, timeout_s: float = READ_TIMEOUT_S, pending: PendingRead | None = None) -> Capture:
+    """Read every launch of a ``.ncu-rep`` into a :class:`Capture`.
+
+    Metrics with a numeric value become rows (instanced values are left out: the aggregate is
+    kept). Guided-analysis rule results go to ``rules``; per-instruction values (``inst_executed``
+    and the shared-memory wavefront metrics, by PC) go to ``source``. ncu_report runs in child
+    processes (see :mod:`profiler_report.capture.reader_child` for why); ``pending`` is a read of ``path``
+    started earlier with :func:`profiler_report.readahead.start_read`, else one starts here and
+    may take ``timeout_s`` seconds.
+
+    Raises:
+        ReportUnreadableError: missing, empty, a directory, not a report (no ``NVR`` header),
+            truncated or corrupt, from an ncu version this ``ncu_report`` cannot read, or
+            ncu_report is not installed or crashed on it.
+        ValueError: ``pending`` reads another file.
+    """
+    path = Path(path)
+    if pending is not None and pending.path != path:
+        raise ValueError(f"the pending read is of {pending.path}, not {path}")
+    _check_file(path)
+    fmt = ncu_rep_format(path)
+    if fmt is None:
+        raise ReportUnreadableError(f"{path} is not an Nsight Compute report (no NVR header)")
+    data = (pending or PendingRead(path, timeout_s)).raw()
+    if data.get("error") == "no-module":
+        raise ReportUnreadableError("the ncu_report module is not installed", "pip install ncu-report")
+    if data.get("error"):
+        raise ReportUnreadableError(
+            f"{path} is not a readable Nsight Compute report ({data['error']})",
+            "pass a complete .ncu-rep; a report from a much newer ncu needs a newer `pip install -U ncu-report`",
+        )
+    if not data["rows"]:
+        raise _no_launch_error(path, fmt, data.get("module_version", ""))
+    n = data["launches"]
+    notes = [f"Per-instruction attribution was read for the first {SOURCE_LAUNCHES} of {n} launches only."] \
+        if n > SOURCE_LAUNCHES else []
+    return Capture(dedupe_metrics(pd.DataFrame(data["rows"], columns=METRIC_COLUMNS)),
+                   pd.DataFrame(data["rules"], columns=RULE_COLUMNS), path, "ncu-rep", data["device"],
+                   data["version"], pd.DataFrame(data["source"], columns=SOURCE_COLUMNS), data["files"], notes)
+
+
+def _no_launch_error(path: Path, fmt: int, module_version: str) -> ReportUnreadableError:
+    """Why a report with an NVR header yields no launch: another format version, else truncation."""
+    try:
+        lib = importlib.metadata.version("ncu-report")
+    except importlib.metadata.PackageNotFoundError:  # the copy bundled with an ncu install
+        lib = module_version or "(bundled)"
+    if fmt != NCU_REP_FORMAT:
+        return ReportUnreadableError(
+            f"{path} uses report format version {fmt}, which ncu_report {lib} read no kernel launch from "
+            f"(ncu 2025.x writes format {NCU_REP_FORMAT}): it was written by a much newer or older ncu",
+            "open it with the ncu that wrote it and export a raw CSV (`ncu --import R --csv --page raw`), "
+            "or install the matching `pip install ncu-report==<that ncu version>`",
+        )
+    return ReportUnreadableError(
+        f"{path} holds no readable kernel launch: the file is truncated or corrupt, or ncu profiled nothing",
+        "re-copy or re-export the capture; check ncu's filters matched a kernel",
+    )

@@ -1,0 +1,120 @@
+"""sidecars."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from profiler_report.errors import InputError
+
+
+@dataclass
+class Sidecars:
+    """Optional files recorded beside a capture by a live run."""
+
+    timings: list[dict[str, Any]] | None = None
+    validation: list[dict[str, Any]] | None = None
+    provenance: dict[str, Any] | None = None
+    bench: list[dict[str, Any]] | None = None  # bench.json rows: stages and peers at the run's size
+    sweep: list[dict[str, Any]] | None = None  # sweep.json rows: sizes and dtypes
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {exc}", "delete or regenerate the file") from exc
+
+
+#: Keys each entry of a sidecar list must have, with the type of their value.
+_ENTRY_KEYS: dict[str, dict[str, tuple[type, ...]]] = {
+    "timings.json": {"name": (str,), "median_us": (int, float), "p10_us": (int, float), "p90_us": (int, float),
+                     "gbps": (int, float)},
+    "validation.json": {"stage": (str,), "correct": (bool,), "rows": (int,), "cols": (int,), "dtype": (str,)},
+    "bench.json": {"name": (str,), "kind": (str,), "rows": (int,), "cols": (int,), "dtype": (str,)},
+    "sweep.json": {"name": (str,), "kind": (str,), "rows": (int,), "cols": (int,), "dtype": (str,)},
+}
+
+
+def _entries(path: Path, data: Any, key: str | None) -> list[dict[str, Any]]:
+    """The list of entries of a sidecar file, checked entry by entry.
+
+    Raises:
+        InputError: the file does not have the shape a live run writes.
+    """
+    items = data.get(key) if key and isinstance(data, dict) else (data if key is None else None)
+    if not isinstance(items, list):
+        raise InputError(f"{path} is not a {path.name} written by profiler-report (no list"
+                         f"{' under ' + repr(key) if key else ''})", "delete or regenerate the file")
+    want = _ENTRY_KEYS[path.name]
+    for i, item in enumerate(items):
+        bad = [k for k, types in want.items() if not isinstance(item, dict) or not _typed(item.get(k), types)]
+        if not bad:
+            bad = _bad_optional(path.name, item)
+        if bad:
+            raise InputError(f"{path}: entry {i} lacks or mistypes {', '.join(bad)}", "delete or regenerate the file")
+    return items
+
+
+_NUMBER = (int, float)
+
+
+#: Keys a bench.json / sweep.json entry may hold, with their types; a timed value may also be
+#: null or NaN (a skipped or wrong entry), never infinite or negative.
+_BENCH_OPTIONAL: dict[str, tuple[type, ...]] = {
+    "gbps": _NUMBER, "pct_of_memcpy": _NUMBER, "median_us": _NUMBER, "p10_us": _NUMBER, "p90_us": _NUMBER,
+    "note": (str,), "timing": (str,), "resident": (str,), "tile": (str,), "threads": (int,), "per_thread": (int,),
+    "chosen": (bool,),
+}
+
+
+#: Keys a block-shape sweep entry (kind "shape") must hold: the report's verdicts rest on them.
+_SHAPE_REQUIRED = ("gbps", "pct_of_memcpy", "median_us", "p10_us", "p90_us")
+
+
+def _typed(value: Any, types: tuple[type, ...]) -> bool:
+    """``value`` is of ``types`` (a bool only where bool is named) and, if a number, not infinite
+    or negative (NaN is allowed: it marks an entry that was not timed)."""
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+        return False
+    return not (isinstance(value, float) and (math.isinf(value) or value < 0)) and not (
+        isinstance(value, int) and not isinstance(value, bool) and value < 0)
+
+
+def _bad_optional(name: str, item: dict[str, Any]) -> list[str]:
+    """Optional keys of a bench.json / sweep.json entry that are present with the wrong type."""
+    if name not in ("bench.json", "sweep.json"):
+        return []
+    bad = [k for k, types in _BENCH_OPTIONAL.items()
+           if k in item and item[k] is not None and not _typed(item[k], types)]
+    if item.get("kind") == "shape":
+        bad += [k for k in _SHAPE_REQUIRED if k not in item and k not in bad]
+    return bad
+
+
+def read_sidecars(folder: Path) -> Sidecars:
+    """timings.json, validation.json, provenance.json, bench.json, sweep.json from ``folder``, where present.
+
+    Raises:
+        InputError: a file is present but unreadable or not of the shape a live run writes.
+    """
+    side = Sidecars()
+    files = {name: folder / name for name in ("timings.json", "validation.json", "provenance.json",
+                                              "bench.json", "sweep.json")}
+    if files["timings.json"].is_file():
+        side.timings = _entries(files["timings.json"], _load_json(files["timings.json"]), "timings")
+    if files["validation.json"].is_file():
+        side.validation = _entries(files["validation.json"], _load_json(files["validation.json"]), None)
+    if files["provenance.json"].is_file():
+        prov = _load_json(files["provenance.json"])
+        if not isinstance(prov, dict):
+            raise InputError(f"{files['provenance.json']} is not an object", "delete or regenerate the file")
+        side.provenance = prov
+    if files["bench.json"].is_file():
+        side.bench = _entries(files["bench.json"], _load_json(files["bench.json"]), "rows")
+    if files["sweep.json"].is_file():
+        side.sweep = _entries(files["sweep.json"], _load_json(files["sweep.json"]), "rows")
+    return side

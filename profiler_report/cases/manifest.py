@@ -1,0 +1,139 @@
+"""Stage manifest."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from profiler_report.errors import InputError
+from profiler_report.util.resources import resource_dir
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One expected metric movement of a stage, relative to the stage before it."""
+
+    metric: str
+    direction: str  # "down" or "up"
+    text: str
+    factor: float | None = None
+    to: float | None = None
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One kernel of the manifest: a stage, the ceiling copy or the regression build."""
+
+    id: str
+    kernel: str
+    title: str
+    change: str = ""
+    launch: str = "tile"  # "tile": 32x8 threads per 32x32 tile; "vec": 256 threads, 16-byte chunks
+    expect: tuple[Expectation, ...] = ()
+    op: str = "transpose"  # "transpose" or "copy" (the ceiling: out has the input's shape)
+    #: Template arguments after the element type, e.g. ("16", "16", "256") for vec_tuned's tile
+    #: shape (micro-block rows, micro-block columns, threads per block).
+    targs: tuple[str, ...] = ()
+
+    def name_expression(self, ctype: str) -> str:
+        """The C++ instantiation NVRTC compiles, e.g. ``transpose_vec_tuned<float,16,16,256>``."""
+        return f"{self.kernel}<{','.join((ctype, *self.targs))}>"
+
+
+@dataclass(frozen=True)
+class Manifest:
+    source: Path
+    stages: tuple[Stage, ...]
+    ceiling: Stage
+    regression: Stage | None = None
+    tile: int = 32
+    block: tuple[int, int] = (32, 8)
+
+    def stage(self, stage_id: str) -> Stage:
+        for s in (*self.stages, self.ceiling, *( [self.regression] if self.regression else [])):
+            if s.id == stage_id:
+                return s
+        raise InputError(f"unknown stage {stage_id!r}", f"use one of {', '.join(self.stage_ids())}")
+
+    def stage_ids(self) -> list[str]:
+        return [s.id for s in self.stages]
+
+    def source_text(self) -> str:
+        return self.source.read_text()
+
+
+def _stage(raw: dict) -> Stage:
+    expect = tuple(
+        Expectation(
+            metric=e["metric"],
+            direction=e["direction"],
+            text=e.get("text", ""),
+            factor=e.get("factor"),
+            to=e.get("to"),
+        )
+        for e in raw.get("expect", [])
+    )
+    for e in expect:
+        if e.direction not in ("up", "down"):
+            raise InputError(f"stage {raw['id']}: expect direction must be 'up' or 'down', not {e.direction!r}")
+    template = raw.get("template", [])
+    if not isinstance(template, list):
+        raise InputError(f"stage {raw['id']}: template must be a list, got {template!r}",
+                         "write it as [rows, cols, threads] in kernels/stages.toml")
+    if raw.get("launch") == "vec_tuned":
+        _check_tile_shape(raw["id"], template)
+    targs = tuple(str(a) for a in template)
+    return Stage(
+        id=raw["id"],
+        kernel=raw["kernel"],
+        title=raw.get("title", raw["id"]),
+        change=raw.get("change", ""),
+        launch=raw.get("launch", "tile"),
+        expect=expect,
+        op=raw.get("op", "transpose"),
+        targs=targs,
+    )
+
+
+def _check_tile_shape(stage_id: str, template: list[Any]) -> None:
+    """A vec_tuned ``template`` is [micro-block rows, micro-block columns, threads]: the kernel's
+    static_assert, checked before NVRTC so a bad manifest fails with a one-line message."""
+    fix = "fix `template` in kernels/stages.toml: [rows, cols, threads], multiples of 8, threads divisible by both"
+    if len(template) != 3 or not all(isinstance(a, int) and not isinstance(a, bool) for a in template):
+        raise InputError(f"stage {stage_id}: template must be three integers, got {template}", fix)
+    trc, tcc, nt = template
+    if not (trc % 8 == tcc % 8 == 0 and trc > 0 and tcc > 0 and nt % 32 == 0 and 0 < nt <= 1024
+            and nt % trc == 0 and nt % tcc == 0 and trc * tcc >= nt and trc * tcc % nt == 0):
+        raise InputError(f"stage {stage_id}: tile shape {trc}x{tcc} with {nt} threads is not valid", fix)
+
+
+def load_manifest(path: Path | None = None) -> Manifest:
+    """Read the stage manifest (default: the packaged ``kernels/stages.toml``).
+
+    Raises:
+        InputError: the file is missing, is not TOML, or lacks a required key.
+    """
+    path = path or resource_dir("kernels") / "transpose" / "stages.toml"
+    try:
+        raw = tomllib.loads(path.read_text())
+        return Manifest(
+            source=path.parent / raw["source"],
+            stages=tuple(_stage(s) for s in raw["stage"]),
+            ceiling=_stage(raw["ceiling"]),
+            regression=_stage(raw["regression"]) if "regression" in raw else None,
+            tile=int(raw.get("tile", 32)),
+            block=tuple(raw.get("block", (32, 8))),  # type: ignore[arg-type]
+        )
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+        raise InputError(f"bad stage manifest {path}: {exc}", "fix kernels/stages.toml") from exc
+
+
+_STAGE_RE = re.compile(r"^// stage: (\w+)\s*$(.*?)^// end stage\s*$", re.M | re.S)
+
+
+def stage_sources(source_text: str) -> dict[str, str]:
+    """Map stage id -> the kernel source between its ``// stage:`` and ``// end stage`` markers."""
+    return {m.group(1): m.group(2).strip("\n") for m in _STAGE_RE.finditer(source_text)}

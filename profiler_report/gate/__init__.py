@@ -1,0 +1,24 @@
+"""The regression gate: a thresholds file parsed into rules, judged on a loaded run.
+
+Pipeline: :mod:`.grammar` (the TOML file and the rule grammar) -> :mod:`.rules` (one pure
+``Rule.evaluate`` per rule) -> :mod:`.evaluate` (rules applied to a run's stages) -> :mod:`.output`
+(table, JSON, JUnit). Nothing here imports the HTML layer or the GPU side.
+"""
+
+from profiler_report.gate.evaluate import check_run, counts, exit_code
+from profiler_report.gate.grammar import load_thresholds, parse_rule, parse_thresholds, parse_thresholds_data
+from profiler_report.gate.output import (
+    junit_tree,
+    results_json,
+    results_summary,
+    results_table,
+    write_atomic,
+    write_junit,
+)
+from profiler_report.gate.rules import Band, Result, Rule, fmt_value
+
+__all__ = [
+    "Band", "Result", "Rule", "check_run", "counts", "exit_code", "fmt_value", "junit_tree", "load_thresholds",
+    "parse_rule", "parse_thresholds", "parse_thresholds_data", "results_json", "results_summary", "results_table",
+    "write_atomic", "write_junit",
+]

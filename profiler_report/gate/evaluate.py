@@ -1,0 +1,173 @@
+"""Evaluation."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from profiler_report.errors import ThresholdsError
+from profiler_report.metrics import COLLECTED_BY, HEADLINE_BY_NAME
+
+if TYPE_CHECKING:
+    pass
+from profiler_report.analysis.run import Run
+from profiler_report.gate.grammar import Thresholds, _closest
+from profiler_report.gate.rules import TIMING_BY_NAME, Band, Result, Rule
+
+
+def _row(run: Run, stage: str) -> pd.Series:
+    s = run.summary
+    return s[s["stage"] == stage].iloc[0]
+
+
+def measure(run: Run, stage: str, rule: Rule) -> tuple[Band | None, str]:
+    """(value with its spread, why it is missing) of ``rule.metric`` on ``stage`` of ``run``.
+
+    Headline values come from the summary (base units as in HEADLINE); timing values from
+    ``timings.json`` (median with p10/p90; GB/s and % bands scale by median/p90 .. median/p10);
+    raw values from the capture's metric table (units as normalized by extract).
+    """
+    row = _row(run, stage)
+    if rule.kind == "headline":
+        col = HEADLINE_BY_NAME[rule.metric]
+        v = float(row.get(rule.metric, math.nan))
+        if math.isnan(v):
+            return None, f"{rule.metric} not measured on {stage}: the capture lacks {_needs(col.source)}"
+        return Band.point(v, col.unit), ""
+    if rule.kind == "timing":
+        return _timing_band(run, row, stage, rule.metric)
+    v = run.capture.value(int(row["launch_id"]), rule.metric)
+    if math.isnan(v):
+        near = _closest(rule.metric, sorted(set(run.capture.metrics["metric"])))
+        return None, (f"{rule.metric} not measured on {stage}: the capture does not hold it (another architecture, "
+                      f"ncu version or --set?){' ' + near if near else ''}")
+    m = run.capture.metrics
+    unit = m.loc[(m["launch_id"] == row["launch_id"]) & (m["metric"] == rule.metric), "unit"].iloc[0]
+    return Band.point(v, str(unit)), ""
+
+
+def _needs(source: str) -> str:
+    names = re.findall(r"[a-z0-9_]+__[\w.]+|memory_l1_\w+", source)
+    collect = sorted({COLLECTED_BY[n] for n in names if n in COLLECTED_BY})
+    return " and ".join(dict.fromkeys(names)) + (f" (collect with {'; '.join(collect)})" if collect else "")
+
+
+def _timing_band(run: Run, row: pd.Series, stage: str, metric: str) -> tuple[Band | None, str]:
+    unit = TIMING_BY_NAME[metric].unit
+    if not run.timings:
+        return None, (f"{metric} not measured: no event timings (timings.json) beside {run.path}; "
+                      "time is never gated on the single profiled duration")
+    v = float(row.get(metric, math.nan))
+    if math.isnan(v):
+        return None, f"{metric} not measured: timings.json has no entry for stage {stage}"
+    med, p10, p90 = (float(row.get(c, math.nan)) for c in ("event_median_us", "event_p10_us", "event_p90_us"))
+    if metric == "event_median_us":
+        lo, hi = p10, p90
+    elif metric in ("event_p10_us", "event_p90_us"):
+        lo = hi = v
+    else:  # throughput-like: inversely proportional to time
+        lo, hi = (v * med / p90, v * med / p10) if p10 > 0 and p90 > 0 else (v, v)
+    lo = v if math.isnan(lo) else lo
+    hi = v if math.isnan(hi) else hi
+    return Band(v, min(lo, v), max(hi, v), unit), ""
+
+
+def targets(rule: Rule, run: Run) -> list[str]:
+    """The stages of ``run`` a rule applies to; [] when none and the rule is optional.
+
+    Raises:
+        ThresholdsError: a required stage is not in the capture, or a kernel regex matches none
+            (the message lists the closest stage names).
+    """
+    stages = run.stages()
+    if rule.stage is not None:
+        if rule.stage in stages:
+            return [rule.stage]
+        found: list[str] = []
+    else:
+        found = [s for s, k in zip(run.summary["stage"], run.summary["kernel"], strict=True)
+                 if re.search(str(rule.kernel), str(k))]
+        if found:
+            return found
+    if rule.optional:
+        return []
+    what = f"stage {rule.stage!r}" if rule.stage is not None else f"a kernel matching {rule.kernel!r}"
+    near = _closest(rule.stage, stages) if rule.stage is not None else ""
+    raise ThresholdsError(f"{rule.where}: {what} is not in {run.path} (stages: {', '.join(stages)})",
+                          near or "mark the section optional = true if the stage may be absent")
+
+
+def _previous(run: Run, stage: str) -> str | None:
+    only = [s for s, r in zip(run.summary["stage"], run.summary["role"], strict=True) if r == "stage"]
+    if stage not in only or only.index(stage) == 0:
+        return None
+    return only[only.index(stage) - 1]
+
+
+def _reference(rule: Rule, run: Run, stage: str, baseline: Run | None) -> tuple[Band | None, str]:
+    if rule.ref == "previous":
+        prev = _previous(run, stage)
+        if prev is None:
+            return None, f"{stage} has no previous stage in {run.path}"
+        band, why = measure(run, prev, rule)
+        return band, why and f"previous stage {prev}: {why}"
+    assert baseline is not None
+    if stage not in baseline.stages():
+        return None, f"the baseline {baseline.path} has no stage {stage!r}"
+    band, why = measure(baseline, stage, rule)
+    return band, why and f"baseline: {why}"
+
+
+def check_run(thresholds: Thresholds, run: Run, baseline: Run | None = None) -> list[Result]:
+    """Every rule judged on every stage it applies to, in file order.
+
+    Rules on an optional stage the capture lacks, and rules relative to ``baseline`` when there
+    is none, come back "skipped".
+
+    Raises:
+        ThresholdsError: a required stage is missing, or a stated unit does not match a raw
+            metric's unit in the capture.
+    """
+    for rule in thresholds.rules:  # all stage errors first: exit 2 before any verdict
+        targets(rule, run)
+    results = []
+    for rule in thresholds.rules:
+        hits = targets(rule, run)
+        if not hits:
+            results.append(Result(rule.target, rule.text, rule.metric, math.nan, math.nan, "", "skipped",
+                                  f"stage not in {run.path} (optional)"))
+        for stage in hits:
+            results.append(_judge(rule, run, stage, baseline))
+    return results
+
+
+def _judge(rule: Rule, run: Run, stage: str, baseline: Run | None) -> Result:
+    if rule.ref == "baseline" and baseline is None:
+        return Result(stage, rule.text, rule.metric, math.nan, math.nan, "", "skipped",
+                      "compares with a baseline; pass --baseline OLD.ncu-rep")
+    measured, why = measure(run, stage, rule)
+    reference, why_ref = (None, "")
+    if rule.ref is not None:
+        reference, why_ref = _reference(rule, run, stage, baseline)
+    return rule.evaluate(stage, measured, reference, why or why_ref)
+
+
+def exit_code(results: list[Result], missing: str = "fail") -> int:
+    """0 when every rule passed (or was skipped), 1 when any failed; "not measured" counts as a
+    failure under ``missing="fail"`` and is only reported under ``missing="warn"``."""
+    if any(r.verdict == "fail" for r in results):
+        return 1
+    if missing == "fail" and any(r.verdict == "not measured" for r in results):
+        return 1
+    return 0
+
+
+def counts(results: list[Result]) -> dict[str, int]:
+    """verdict -> number of results."""
+    out = {"pass": 0, "fail": 0, "not measured": 0, "skipped": 0}
+    for r in results:
+        out[r.verdict] = out.get(r.verdict, 0) + 1
+    return out

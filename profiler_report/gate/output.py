@@ -1,0 +1,106 @@
+"""Output."""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from profiler_report.errors import InputError
+from profiler_report.util.fsio import atomic_write
+
+if TYPE_CHECKING:
+    pass
+from profiler_report.gate.evaluate import counts
+from profiler_report.gate.rules import Result, fmt_value
+
+
+def results_table(results: list[Result]) -> str:
+    """Plain-text table: stage, rule, measured, limit, verdict."""
+    head = ("stage", "rule", "measured", "limit", "verdict")
+    rows = [(r.stage, r.rule, fmt_value(r.measured, r.unit) if r.verdict != "skipped" else "-",
+             fmt_value(r.limit, r.unit) if not math.isnan(r.limit) else "-",
+             r.verdict.upper() if r.verdict == "fail" else r.verdict) for r in results]
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=False)]
+    lines = ["  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True)).rstrip()
+             for row in (head, *rows)]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def results_summary(results: list[Result], missing: str) -> list[str]:
+    """Lines after the table: one per failing / unmeasured rule, then the totals."""
+    lines = []
+    for r in results:
+        if r.verdict == "fail":
+            lines.append(f"FAIL {r.stage}: {r.rule}: {r.message}")
+        elif r.verdict == "not measured":
+            lines.append(f"{'FAIL' if missing == 'fail' else 'warn'} (not measured) {r.stage}: {r.rule}: {r.message}")
+    c = counts(results)
+    lines.append(f"check: {c['pass']} passed, {c['fail']} failed, {c['not measured']} not measured"
+                 f"{' (counted as failures: --missing fail)' if missing == 'fail' and c['not measured'] else ''}, "
+                 f"{c['skipped']} skipped")
+    return lines
+
+
+def _json_num(x: float) -> float | None:
+    return None if isinstance(x, float) and not math.isfinite(x) else x
+
+
+def results_json(results: list[Result], **meta: Any) -> dict[str, Any]:
+    """JSON-ready dict: ``meta`` (capture, thresholds, baseline, ...), results, counts."""
+    return {**meta, "counts": counts(results),
+            "results": [{"stage": r.stage, "rule": r.rule, "metric": r.metric, "measured": _json_num(r.measured),
+                         "limit": _json_num(r.limit), "unit": r.unit, "verdict": r.verdict, "message": r.message}
+                        for r in results]}
+
+
+def junit_tree(results: list[Result], missing: str = "fail", name: str = "profiler-report check",
+               properties: dict[str, str] | None = None) -> ET.ElementTree:
+    """JUnit XML: one ``testcase`` per rule and stage; failures (and "not measured" under
+    ``missing="fail"``) get a ``failure`` element, skipped and warned ones a ``skipped`` element."""
+    c = counts(results)
+    failures = c["fail"] + (c["not measured"] if missing == "fail" else 0)
+    skipped = c["skipped"] + (c["not measured"] if missing != "fail" else 0)
+    attrs = {"name": name, "tests": str(len(results)), "failures": str(failures), "errors": "0",
+             "skipped": str(skipped)}
+    root = ET.Element("testsuites", attrs)
+    suite = ET.SubElement(root, "testsuite", attrs)
+    if properties:
+        props = ET.SubElement(suite, "properties")
+        for k, v in properties.items():
+            ET.SubElement(props, "property", {"name": k, "value": str(v)})
+    for r in results:
+        case = ET.SubElement(suite, "testcase", {"classname": f"profiler-report.{r.stage}", "name": r.rule})
+        if r.verdict == "fail" or (r.verdict == "not measured" and missing == "fail"):
+            el = ET.SubElement(case, "failure", {"message": r.message, "type": r.verdict.replace(" ", "-")})
+            el.text = r.message
+        elif r.verdict in ("skipped", "not measured"):
+            ET.SubElement(case, "skipped", {"message": f"{r.verdict}: {r.message}"})
+    ET.indent(root)
+    return ET.ElementTree(root)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path``, then rename it into place.
+
+    Raises:
+        InputError: the folder cannot be written.
+    """
+    path = Path(path)
+    if not path.name or path.is_dir():
+        raise InputError(f"cannot write {str(path) or repr('')}: not a file name",
+                         "pass a file path, e.g. --junit check.xml")
+    try:
+        atomic_write(path, data)
+    except OSError as exc:
+        raise InputError(f"cannot write {path} ({exc.strerror or exc})", "check the folder exists and is writable") \
+            from exc
+
+
+def write_junit(path: Path, results: list[Result], missing: str = "fail",
+                properties: dict[str, str] | None = None) -> None:
+    """Write :func:`junit_tree` to ``path`` atomically (UTF-8, with an XML declaration)."""
+    tree = junit_tree(results, missing, properties=properties)
+    write_atomic(path, ET.tostring(tree.getroot(), encoding="utf-8", xml_declaration=True) + b"\n")

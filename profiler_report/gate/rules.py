@@ -1,0 +1,222 @@
+"""Rule objects."""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from profiler_report.capture.units import normalize_unit
+from profiler_report.errors import ThresholdsError
+from profiler_report.metrics import TIMING_COLUMNS
+
+if TYPE_CHECKING:
+    pass
+
+OPS: dict[str, Callable[[float, float], bool]] = {
+    "==": operator.eq, "<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt,
+}
+
+
+UPPER_OPS = ("<", "<=")
+
+
+#: Relative slack of an "exact" comparison: float rounding of derived ratios, nothing more.
+EXACT_REL = 1e-9
+
+
+TIMING_BY_NAME = {c.name: c for c in TIMING_COLUMNS}
+
+
+#: Friendly names for metrics.
+ALIASES = {"duration": "event_median_us"}
+
+
+_UNIT_ALIASES = {"B": "byte", "bytes": "byte", "KB": "Kbyte", "MB": "Mbyte", "GB": "Gbyte", "GB/s": "Gbyte/s",
+                 "MB/s": "Mbyte/s", "TB/s": "Tbyte/s", "percent": "%", "pct": "%", "µs": "us", "usec": "us",
+                 "msec": "ms", "sec": "s", "nsec": "ns"}
+
+
+@dataclass(frozen=True)
+class Band:
+    """A measured value with its run-to-run spread, in ``unit``.
+
+    For counts ``lo == hi == value``; for event timings ``lo``/``hi`` are the p10/p90 side.
+    """
+
+    value: float
+    lo: float
+    hi: float
+    unit: str = ""
+
+    @classmethod
+    def point(cls, value: float, unit: str = "") -> Band:
+        return cls(value, value, value, unit)
+
+    def scaled(self, factor: float) -> Band:
+        lo, hi = sorted((self.lo * factor, self.hi * factor))
+        return Band(self.value * factor, lo, hi, self.unit)
+
+
+@dataclass(frozen=True)
+class Result:
+    """One rule judged on one stage.
+
+    ``verdict`` is "pass", "fail", "not measured" or "skipped"; ``measured`` and ``limit`` are in
+    ``unit`` (NaN when unknown); ``message`` says why, in one line.
+    """
+
+    stage: str
+    rule: str
+    metric: str
+    measured: float
+    limit: float
+    unit: str
+    verdict: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One parsed rule: ``metric op [factor *] (value | ref)`` on a stage or a kernel-name regex.
+
+    ``kind`` is "headline" (summary column, exact), "timing" (event timing, spread-aware) or
+    "raw" (an Nsight Compute metric read from the capture, exact). ``value`` is as written, in
+    ``stated_unit`` (or the metric's unit when none is stated).
+    """
+
+    text: str
+    metric: str
+    kind: str
+    op: str
+    value: float | None = None
+    ref: str | None = None
+    factor: float = 1.0
+    stated_unit: str = ""
+    stage: str | None = None
+    kernel: str | None = None
+    optional: bool = False
+    where: str = ""
+
+    @property
+    def target(self) -> str:
+        """How the rule names what it applies to: the stage, or ``kernel~REGEX``."""
+        return self.stage if self.stage is not None else f"kernel~{self.kernel}"
+
+    def limit_in(self, unit: str) -> float:
+        """The absolute limit in ``unit`` (the measured metric's unit).
+
+        Raises:
+            ThresholdsError: the stated unit does not convert to ``unit``.
+        """
+        assert self.value is not None
+        if not self.stated_unit:
+            return self.value
+        converted = convert_unit(self.value, self.stated_unit, unit)
+        if converted is None:
+            raise ThresholdsError(f"{self.where}: rule '{self.text}': unit {self.stated_unit!r} does not match "
+                                  f"{self.metric}, which is in {unit or 'a plain count (no unit)'}",
+                                  f"write the limit in {unit or 'a plain number'}" if unit else "drop the unit")
+        return converted
+
+    def evaluate(self, stage: str, measured: Band | None, reference: Band | None = None,
+                 why_missing: str = "") -> Result:
+        """Judge the rule on one stage's measurement (pure: no I/O).
+
+        Args:
+            stage: the stage the measurement belongs to.
+            measured: the metric on that stage; None when not measured.
+            reference: the same metric on the previous stage or the baseline (relative rules
+                only); None when not measured there.
+            why_missing: why ``measured`` or ``reference`` is None, for the message.
+
+        Returns:
+            A :class:`Result`; "not measured" when a value is missing, never "pass".
+
+        Raises:
+            ThresholdsError: a stated unit does not match the metric's unit.
+        """
+        unit = measured.unit if measured is not None else (reference.unit if reference is not None else "")
+        if measured is None or (self.ref is not None and reference is None):
+            return Result(stage, self.text, self.metric, measured.value if measured else math.nan, math.nan,
+                          unit, "not measured", why_missing or "not measured")
+        limit = reference.scaled(self.factor) if reference is not None else Band.point(self.limit_in(unit), unit)
+        if self.kind == "timing":
+            return self._judge_spread(stage, measured, limit)
+        ok = compare_exact(self.op, measured.value, limit.value)
+        msg = f"{self.metric} = {fmt_value(measured.value, unit)}, " \
+              f"{'within' if ok else 'expected'} {self.op} {fmt_value(limit.value, unit)}{self._of()}"
+        return Result(stage, self.text, self.metric, measured.value, limit.value, unit,
+                      "pass" if ok else "fail", msg)
+
+    def _of(self) -> str:
+        if self.ref is None:
+            return ""
+        return f" ({self.factor:g} x {self.ref})" if self.factor != 1 else f" ({self.ref})"
+
+    def _judge_spread(self, stage: str, m: Band, limit: Band) -> Result:
+        unit = m.unit
+        op = OPS[self.op]
+        base = f"{self.metric} median {fmt_value(m.value, unit)} vs limit {fmt_value(limit.value, unit)}" \
+               f"{self._of()}"
+        if op(m.value, limit.value):
+            return Result(stage, self.text, self.metric, m.value, limit.value, unit, "pass", base + ": within")
+        if self.op in UPPER_OPS:
+            edge, other, side = m.lo, limit.hi, "p10"
+        else:
+            edge, other, side = m.hi, limit.lo, "p90"
+        if op(edge, other):
+            return Result(stage, self.text, self.metric, m.value, limit.value, unit, "pass",
+                          base + f": median misses, but within the run-to-run spread (measured {side} "
+                          f"{fmt_value(edge, unit)} {self.op} {fmt_value(other, unit)})")
+        return Result(stage, self.text, self.metric, m.value, limit.value, unit, "fail",
+                      base + f": fails beyond the run-to-run spread (measured {side} {fmt_value(edge, unit)}, "
+                      f"expected {self.op} {fmt_value(other, unit)})")
+
+
+def compare_exact(op: str, x: float, y: float) -> bool:
+    """``x op y`` for deterministic counts, with :data:`EXACT_REL` slack for float rounding only."""
+    eps = EXACT_REL * max(abs(x), abs(y))
+    if op == "==":
+        return abs(x - y) <= eps
+    if op == "<=":
+        return x <= y + eps
+    if op == ">=":
+        return x >= y - eps
+    if op == "<":
+        return x < y - eps
+    return x > y + eps
+
+
+def _canon_unit(unit: str) -> str:
+    return "/".join(p[:-1] if p.endswith("s") and len(p) > 3 else p for p in unit.split("/"))
+
+
+def convert_unit(value: float, from_unit: str, to_unit: str) -> float | None:
+    """``value`` in ``from_unit`` expressed in ``to_unit``; None when the two are not the same kind.
+
+    Prefixes and time units convert (``40 us`` -> ``0.04 ms``, ``64 MB`` -> byte); ``%`` only
+    matches ``%``.
+    """
+    a, ua = normalize_unit(value, _UNIT_ALIASES.get(from_unit, from_unit))
+    b, ub = normalize_unit(1.0, _UNIT_ALIASES.get(to_unit, to_unit))
+    if _canon_unit(ua) != _canon_unit(ub) or b == 0:
+        return None
+    return a / b
+
+
+def fmt_value(x: float, unit: str = "") -> str:
+    """'16,252,928 wavefront', '12.5 %', '34.66 us'; NaN -> 'not measured'."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "not measured"
+    if math.isinf(x):
+        text = "inf" if x > 0 else "-inf"
+    elif x == int(x) and abs(x) < 1e15:
+        text = f"{int(x):,}"
+    elif abs(x) >= 1000:
+        text = f"{x:,.0f}"
+    else:
+        text = f"{x:.4g}"
+    return f"{text} {unit}".strip()

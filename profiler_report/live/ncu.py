@@ -1,0 +1,205 @@
+"""TODO docstring."""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from profiler_report.errors import (
+    CounterPermissionError,
+    NcuFailedError,
+    NcuNotFoundError,
+    NcuTimeoutError,
+    NoKernelProfiledError,
+)
+
+#: Where Nsight Compute installs itself when it is not on PATH (newest version first).
+NCU_GLOBS = (
+    "/usr/local/cuda/bin/ncu",
+    "/usr/local/cuda-*/bin/ncu",
+    "/opt/nvidia/nsight-compute/*/ncu",
+    "/usr/local/NVIDIA-Nsight-Compute*/ncu",
+    "/opt/cuda/bin/ncu",
+)
+
+
+def find_ncu(explicit: str | None = None, env: dict[str, str] | None = None,
+             globs: Sequence[str] = NCU_GLOBS) -> str:
+    """Path of the ``ncu`` executable: ``explicit``, then $NCU, PATH, $CUDA_HOME/bin, ``globs``.
+
+    ``env`` defaults to the process environment; an ``env`` without PATH searches no PATH.
+
+    Raises:
+        NcuNotFoundError: none of them holds an executable ncu.
+    """
+    env = dict(os.environ if env is None else env)
+    if explicit:
+        if os.path.isfile(explicit) and os.access(explicit, os.X_OK):
+            return explicit
+        raise NcuNotFoundError(f"--ncu {explicit} is not an executable file")
+    candidates = [env.get("NCU", "")]
+    if env.get("PATH"):
+        candidates.append(shutil.which("ncu", path=env["PATH"]) or "")
+    if env.get("CUDA_HOME"):
+        candidates.append(os.path.join(env["CUDA_HOME"], "bin", "ncu"))
+    for pattern in globs:
+        candidates.extend(sorted(glob.glob(pattern), reverse=True))
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    where = ", ".join(globs[:3]) or "no install folder"
+    raise NcuNotFoundError(f"Nsight Compute (ncu) was not found on PATH, $NCU, $CUDA_HOME/bin or in {where}")
+
+
+def ncu_version(ncu: str) -> str:
+    """``ncu --version`` reduced to its version number (e.g. ``2025.3.1.0``), or the raw text."""
+    try:
+        out = subprocess.run([ncu, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    m = re.search(r"Version\s+([\d.]+)", out)
+    return m.group(1) if m else out.strip().splitlines()[-1:][0] if out.strip() else "unknown"
+
+
+@dataclass
+class NcuCommand:
+    """An ncu invocation that profiles one launch per NVTX range of ``ranges``."""
+
+    ncu: str
+    export: Path  # without the .ncu-rep suffix ncu adds
+    target: list[str]
+    ranges: list[str] = field(default_factory=list)
+    section_set: str = "full"
+    clock_control: str = "none"
+    extra: list[str] = field(default_factory=list)
+
+    def argv(self) -> list[str]:
+        cmd = [self.ncu, "--set", self.section_set, "--import-source", "yes",
+               "--clock-control", self.clock_control, "--force-overwrite", "--export", str(self.export)]
+        if self.ranges:
+            cmd.append("--nvtx")
+            for r in self.ranges:
+                cmd += ["--nvtx-include", f"{r}/"]
+        return cmd + self.extra + self.target
+
+    def filter_text(self) -> str:
+        """The launch filters of this command as typed: NVTX ranges and ``extra`` kernel filters."""
+        parts = [f"--nvtx-include {r}/" for r in self.ranges]
+        args = list(self.extra)
+        for i, arg in enumerate(args):
+            if arg in _FILTER_OPTIONS and i + 1 < len(args):
+                parts.append(f"{arg} {args[i + 1]}")
+            elif arg.split("=", 1)[0] in _FILTER_OPTIONS and "=" in arg:
+                parts.append(arg)
+        return " ".join(parts) or "(no filter)"
+
+
+#: ncu options that select which launches are profiled (named when nothing matched).
+_FILTER_OPTIONS = {"-k", "--kernel-name", "--kernel-id", "--nvtx-include", "--nvtx-exclude", "-c",
+                   "--launch-count", "-s", "--launch-skip", "--kernel-name-base", "--devices"}
+
+
+_PROGRESS = re.compile(r'==PROF== Profiling "([^"]+)".*?(\d+) passes')
+
+
+def classify_failure(returncode: int, output: str, cmd: NcuCommand) -> Exception | None:
+    """The error a finished ncu run stands for, or None when it succeeded.
+
+    Checked in order: counters not permitted (ERR_NVGPUCTRPERM), nothing profiled, non-zero exit.
+    """
+    tail = "\n".join(output.strip().splitlines()[-8:])
+    if "ERR_NVGPUCTRPERM" in output:
+        return CounterPermissionError("ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM)")
+    if "No kernels were profiled" in output:
+        return NoKernelProfiledError(
+            f"ncu profiled no kernel: the filter {cmd.filter_text()} matched nothing",
+            "check that the target launches its kernels inside those NVTX ranges",
+        )
+    if returncode != 0:
+        last = " | ".join(line.strip() for line in tail.splitlines() if line.strip())
+        return NcuFailedError(f"ncu exited with status {returncode}: {last[-600:]}",
+                              "see the output above; rerun with --debug for the full log")
+    return None
+
+
+def run_ncu(cmd: NcuCommand, timeout_s: float, log: Callable[[str], None] | None = None,
+            log_path: Path | None = None) -> str:
+    """Run ncu, echo progress through ``log``, return its whole output.
+
+    Raises:
+        NcuTimeoutError, CounterPermissionError, NoKernelProfiledError, NcuFailedError.
+    """
+    log = log or (lambda s: print(s, file=sys.stderr, flush=True))
+    proc = subprocess.Popen(cmd.argv(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            bufsize=1, start_new_session=True)
+    lines: deque[str] = deque(maxlen=5000)
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            m = _PROGRESS.search(line)
+            if m:
+                log(f"  profiled {m.group(1)}: {m.group(2)} replay passes")
+            elif "profiler-report" in line or "==ERROR==" in line or "==WARNING==" in line:
+                log("  " + line.rstrip())
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        raise NcuTimeoutError(f"ncu ran past its {timeout_s:.0f} s timeout") from None
+    except KeyboardInterrupt:
+        _kill(proc)
+        raise
+    reader.join(timeout=5)
+    output = "\n".join(lines)
+    if log_path is not None:
+        tmp = log_path.with_name(log_path.name + ".tmp")
+        tmp.write_text(output + "\n")
+        os.replace(tmp, log_path)
+    err = classify_failure(proc.returncode, output, cmd)
+    if err is not None:
+        raise err
+    return output
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def target_command(rows: int, cols: int, dtype: str, stages: Sequence[str]) -> list[str]:
+    """The stage launcher as ncu's target: this Python running ``profiler_report.live.target profile``."""
+    return [sys.executable, "-m", "profiler_report.live.target", "profile", "--rows", str(rows),
+            "--cols", str(cols), "--dtype", dtype, "--stages", ",".join(stages)]
+
+
+def export_csv(ncu: str, report: Path, dest: Path, page: str = "raw", timeout_s: float = 300) -> None:
+    """Write ``ncu --import report --csv --page page`` to ``dest`` (temporary name, then rename)."""
+    tmp = dest.with_name(dest.name + ".tmp")
+    with tmp.open("w") as fh:
+        res = subprocess.run([ncu, "--import", str(report), "--csv", "--page", page],
+                             stdout=fh, stderr=subprocess.PIPE, text=True, timeout=timeout_s)
+    if res.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise NcuFailedError(f"ncu --import {report} --csv failed: {res.stderr.strip()[-300:]}")
+    os.replace(tmp, dest)

@@ -1,0 +1,278 @@
+"""Charts."""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from profiler_report.analysis import Analysis
+from profiler_report.report.tables import shape_table, sweep_table
+
+if TYPE_CHECKING:
+    from profiler_report.report.page import Page
+
+
+def pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend, imported on first use."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams["svg.fonttype"] = "none"  # keep text as text: smaller files, searchable
+    plt.rcParams["svg.hashsalt"] = "profiler-report"  # stable ids, so reports diff cleanly
+    return plt
+
+
+def bandwidth_chart_data(summary: pd.DataFrame, timings: list[dict[str, Any]] | None) -> pd.DataFrame:
+    """Bars for the bandwidth chart: label, gbps, kind ("stage"|"ceiling"), source.
+
+    Event-timed GB/s when timings exist (memcpy and the copy kernel as ceilings), otherwise the
+    profiled DRAM throughput ``(dram__bytes_read.sum + dram__bytes_write.sum) / duration``.
+    """
+    rows = []
+    use_events = "event_gbps" in summary and summary["event_gbps"].notna().any()
+    for r in summary.itertuples():
+        val = r.event_gbps if use_events else r.dram_throughput_gbps
+        rows.append({"label": r.stage, "gbps": float(val), "kind": r.role,
+                     "source": "CUDA events" if use_events else "ncu DRAM throughput"})
+    if use_events:
+        for t in timings or []:
+            if t["name"] == "memcpy":
+                rows.append({"label": "memcpy", "gbps": float(t["gbps"]), "kind": "ceiling", "source": "CUDA events"})
+    return pd.DataFrame(rows, columns=["label", "gbps", "kind", "source"])
+
+
+def stall_chart_data(stalls: pd.DataFrame, stage: str, top: int = 8) -> pd.DataFrame:
+    """The ``top`` largest stall reasons of one stage: reason, cycles_per_issue."""
+    sub = stalls[stalls["stage"] == stage].sort_values("cycles_per_issue", ascending=False).head(top)
+    return sub[["reason", "cycles_per_issue"]].reset_index(drop=True)
+
+
+def _svg(fig: Any) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None})  # fixed margins: one draw pass, no tight bbox
+    pyplot().close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+def _bar_figure(height_in: float) -> tuple[Any, Any]:
+    """A horizontal-bar figure with fixed margins (room for 30-character labels and an x label):
+    a layout engine or a tight bounding box would draw every chart twice."""
+    fig, ax = pyplot().subplots(figsize=(7.0, height_in))
+    fig.subplots_adjust(left=0.36, right=0.93, top=1 - 0.12 / height_in, bottom=0.6 / height_in)
+    return fig, ax
+
+
+#: Bar colours of the bandwidth charts.
+HIGHLIGHT, STAGE, CEILING, PEER = "#2b6cb0", "#a3bffa", "#bbbbbb", "#f6ad55"
+
+
+def bar_colors(data: pd.DataFrame, highlight_label: str | None = None) -> list[str]:
+    """Colour of each bar of :func:`draw_bandwidth`: ceilings grey, peers orange, the highlighted
+    stage dark and the other stages light; every stage dark when nothing is highlighted."""
+    colors = []
+    for r in data.itertuples():
+        if r.kind == "ceiling":
+            colors.append(CEILING)
+        elif r.kind == "stage-other":
+            colors.append(PEER)
+        elif highlight_label is None or r.label == highlight_label:
+            colors.append(HIGHLIGHT)
+        else:
+            colors.append(STAGE)
+    return colors
+
+
+def draw_bandwidth(data: pd.DataFrame, highlight_label: str | None = None) -> str:
+    """Horizontal bars of GB/s; ceilings hatched, the highlighted stage dark. Returns SVG text."""
+    return highlight_bar(_draw_bandwidth(data), data, highlight_label)
+
+
+def bandwidth_charts(data: pd.DataFrame, labels: list[str | None]) -> dict[str | None, str]:
+    """``{label: draw_bandwidth(data, label)}``, drawn once and recoloured per label (a drawing
+    costs ~0.1 s, a recolouring microseconds); label None is the chart with every stage dark."""
+    base = _draw_bandwidth(data)
+    return {label: highlight_bar(base, data, label) for label in labels}
+
+
+def _draw_bandwidth(data: pd.DataFrame) -> str:
+    """The chart with nothing highlighted; bar ``i`` (data order) is the SVG group ``bar-i``."""
+    if data.empty or data["gbps"].isna().all():
+        return ""
+    fig, ax = _bar_figure(0.32 * len(data) + 0.9)
+    y = list(range(len(data)))[::-1]
+    bars = ax.barh(y, data["gbps"].fillna(0), color=bar_colors(data), hatch=None)
+    for i, bar in enumerate(bars):
+        bar.set_gid(f"bar-{i}")
+    ax.set_yticks(y, data["label"])
+    for yi, v in zip(y, data["gbps"], strict=True):
+        if not math.isnan(v):
+            ax.text(v, yi, f" {v:,.0f}", va="center", fontsize=8)
+    source = data["source"].iloc[0] if data["source"].nunique() == 1 else "timing source per entry in the table"
+    ax.set_xlabel(f"GB/s ({source}; bytes read + written)")
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.set_xlim(0, float(data["gbps"].max()) * 1.15)
+    return _svg(fig)
+
+
+def highlight_bar(svg: str, data: pd.DataFrame, highlight_label: str | None) -> str:
+    """The SVG of :func:`_draw_bandwidth` recoloured as ``bar_colors(data, highlight_label)``."""
+    for i, (old, new) in enumerate(zip(bar_colors(data), bar_colors(data, highlight_label), strict=True)):
+        if old != new:
+            svg = _set_fill(svg, f"bar-{i}", new)
+    return svg
+
+
+def _set_fill(svg: str, gid: str, color: str) -> str:
+    """Set the fill of the one path in matplotlib's group ``<g id="gid">`` (a patch with a gid)."""
+    pattern = re.compile(rf'(<g id="{re.escape(gid)}">\s*<path [^>]*?style="fill: )#[0-9a-fA-F]{{6}}')
+    return pattern.sub(lambda m: m.group(1) + color, svg, count=1)
+
+
+_SVG_ID = re.compile(r'(\bid="|url\(#|href="#)([^"\)]+)')
+
+
+def scope_ids(svg: str, prefix: str) -> str:
+    """Prefix every id of one SVG, and every reference to one, with ``prefix``: each chart's
+    ids (figure_1, clip paths, tick markers) would otherwise repeat across the charts of a page."""
+    return _SVG_ID.sub(lambda m: m.group(1) + prefix + m.group(2), svg)
+
+
+def draw_stalls(data: pd.DataFrame, stage: str) -> str:
+    """Bars of stall cycles per issued instruction for one stage. Returns SVG text."""
+    if data.empty:
+        return ""
+    fig, ax = _bar_figure(0.28 * len(data) + 0.9)
+    y = list(range(len(data)))[::-1]
+    ax.barh(y, data["cycles_per_issue"], color="#c05621")
+    ax.set_yticks(y, data["reason"])
+    ax.set_xlabel(f"{stage}: warp stall cycles per issued instruction", fontsize=8)
+    ax.spines[["top", "right"]].set_visible(False)
+    return _svg(fig)
+
+
+#: A chart job: the function that draws it and its arguments (both must pickle, for ChartPool);
+#: sidecar_chart_jobs and capture_chart_jobs make them, a ChartPool runs them, fill_charts places them.
+ChartJob = tuple[Callable[..., Any], tuple[Any, ...]]
+
+
+def sidecar_chart_jobs(bench: list[dict[str, Any]] | None = None,
+                       sweep: list[dict[str, Any]] | None = None) -> dict[str, ChartJob]:
+    """The charts drawn from a live run's bench.json and sweep.json alone, as jobs for
+    :func:`fill_charts`: they need no capture, so they can be drawn while it is read."""
+    peers = peers_chart_data(bench) if bench else pd.DataFrame()
+    sweep_frame = sweep_table(sweep) if sweep else pd.DataFrame()
+    jobs: dict[str, ChartJob] = {}
+    if not sweep_frame.empty:
+        jobs["sweep"] = (draw_sweep, (sweep_frame,))  # log axis and legend: ~0.4 s, the slowest chart
+    if not peers.empty:
+        jobs["peers"] = (draw_bandwidth, (peers,))
+    shapes = shape_table(sweep) if sweep else pd.DataFrame()
+    if not shapes.empty:
+        jobs["shapes"] = (draw_shapes, (shapes,))
+    return jobs
+
+
+def capture_chart_jobs(analysis: Analysis, timings: list[dict[str, Any]] | None = None) -> dict[str, ChartJob]:
+    """The charts drawn from the analysis (bandwidth overview and per stage, stalls per stage),
+    as jobs for :func:`fill_charts`."""
+    summary = analysis.summary
+    stage_ids = list(summary.loc[summary["role"] == "stage", "stage"])
+    jobs: dict[str, ChartJob] = {
+        "bandwidth": (bandwidth_charts, (bandwidth_chart_data(summary, timings), [None, *stage_ids])),
+    }
+    for sid in stage_ids:
+        jobs[f"stalls:{sid}"] = (draw_stalls, (stall_chart_data(analysis.stalls, sid), sid))
+    return jobs
+
+
+def fill_charts(page: Page, drawn: dict[str, Any]) -> None:
+    """Put the results of :func:`sidecar_chart_jobs` and :func:`capture_chart_jobs` into ``page``,
+    each chart's ids with a prefix of its own so that none repeats on the page."""
+    page.overview_svg = scope_ids(drawn["bandwidth"][None], "overview-")
+    for i, section in enumerate(page.stages):
+        section.bandwidth_svg = scope_ids(drawn["bandwidth"].get(section.id, ""), f"bandwidth-{i}-")
+        section.stall_svg = scope_ids(drawn.get(f"stalls:{section.id}", ""), f"stalls-{i}-")
+    page.peers_svg = scope_ids(drawn.get("peers", ""), "peers-")
+    page.sweep_svg = scope_ids(drawn.get("sweep", ""), "sweep-")
+    page.shapes_svg = scope_ids(drawn.get("shapes", ""), "shapes-")
+
+
+def draw_charts(page: Page, analysis: Analysis, timings: list[dict[str, Any]] | None = None,
+                bench: list[dict[str, Any]] | None = None, sweep: list[dict[str, Any]] | None = None) -> None:
+    """Draw the charts of a :func:`build_page` page into it, in this process (0.05-0.4 s a chart;
+    :class:`ChartPool` draws them side by side)."""
+    jobs = {**sidecar_chart_jobs(bench, sweep), **capture_chart_jobs(analysis, timings)}
+    fill_charts(page, {key: fn(*args) for key, (fn, args) in jobs.items()})
+
+
+def peers_chart_data(bench: list[dict[str, Any]]) -> pd.DataFrame:
+    """Bars for the 'versus peers' chart from bench.json rows at the headline size.
+
+    Columns as :func:`bandwidth_chart_data`; stages dark, peers light, memcpy and copies as ceilings;
+    rows that were skipped or wrong are left out.
+    """
+    rows = []
+    for r in bench:
+        gbps = r.get("gbps")
+        if gbps is None or gbps != gbps or r.get("note", "").startswith("WRONG"):
+            continue
+        kind = {"peer": "stage-other", "stage": "stage"}.get(r["kind"], "ceiling")
+        rows.append({"label": r["name"], "gbps": float(gbps), "kind": kind,
+                     "source": "CUDA events" if r.get("timing") == "cuda-events" else r.get("timing", "")})
+    frame = pd.DataFrame(rows, columns=["label", "gbps", "kind", "source"])
+    return frame.sort_values("gbps", ascending=False).reset_index(drop=True)
+
+
+def draw_shapes(shapes: pd.DataFrame) -> str:
+    """% of memcpy of every swept tile shape (one row each), one marker series per size and dtype;
+    the chosen shape's label in bold. Returns SVG text."""
+    order = list(dict.fromkeys(shapes["shape"]))
+    fig, ax = _bar_figure(0.22 * len(order) + 1.1)
+    y = {shape: len(order) - 1 - i for i, shape in enumerate(order)}
+    markers = "os^Dv<>p"
+    for i, ((dtype, size), grp) in enumerate(shapes.groupby(["dtype", "size"], sort=False)):
+        ax.scatter(grp["pct_of_memcpy"], grp["shape"].map(y), s=14, marker=markers[i % len(markers)],
+                   label=f"{size} {dtype}", zorder=3)
+    ax.set_yticks(list(y.values()), list(y.keys()), fontsize=8)
+    chosen = set(shapes.loc[shapes["chosen"].astype(bool), "shape"])
+    for label in ax.get_yticklabels():
+        if label.get_text() in chosen:
+            label.set_fontweight("bold")
+    ax.set_xlabel("% of memcpy (CUDA events)", fontsize=8)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower left")
+    ax.spines[["top", "right"]].set_visible(False)
+    return _svg(fig)
+
+
+def draw_sweep(frame: pd.DataFrame) -> str:
+    """Best stage's % of memcpy against the bytes moved (log scale), one series per dtype, points
+    joined in size order within a dtype; L2-resident points hollow. Returns SVG text."""
+    fig, ax = pyplot().subplots(figsize=(7.5, 3.4))
+    fig.subplots_adjust(left=0.1, right=0.97, top=0.96, bottom=0.18)
+    data = frame.assign(mib=frame["bytes_moved"] / 2**20).sort_values(["dtype", "mib"], kind="stable")
+    colors = pyplot().rcParams["axes.prop_cycle"].by_key()["color"]
+    aligned = (data["rows"] % 32 == 0) & (data["cols"] % 32 == 0)
+    for i, (dtype, sub) in enumerate(data.groupby("dtype", sort=False)):
+        color = colors[i % len(colors)]
+        for where, face in (("DRAM", color), ("L2", "none")):
+            pts = sub[(sub["resident"] == where) & aligned[sub.index]]
+            ax.scatter(pts["mib"], pts["pct_of_memcpy"], facecolors=face, edgecolors=color,
+                       label=f"{dtype} ({where})" if len(pts) else None, zorder=3)
+        odd = sub[~aligned[sub.index]]
+        ax.scatter(odd["mib"], odd["pct_of_memcpy"], marker="x", color=color, zorder=3)
+    ax.set_xscale("log")
+    ax.set_xlabel("MiB read + written per transpose (log scale); hollow: fits in L2; x: rows or cols not a "
+                  "multiple of 32", fontsize=8)
+    ax.set_ylabel("best stage, % of memcpy")
+    ax.legend(fontsize=7, ncols=2)
+    ax.spines[["top", "right"]].set_visible(False)
+    return _svg(fig)

@@ -1,0 +1,67 @@
+"""HTML output."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jinja2
+import markupsafe
+
+from profiler_report.analysis import Analysis
+from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
+from profiler_report.report.page import Page, _records
+from profiler_report.util.fsio import atomic_write_many
+from profiler_report.util.resources import resource_dir
+
+
+def render_html(page: Page) -> str:
+    """The page through ``templates/report.html.j2`` (autoescape on, undefined names are errors)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(resource_dir("templates"))),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True, lstrip_blocks=True,
+    )
+    env.filters["code"] = inline_code
+    return env.get_template("report.html.j2").render(page=page)
+
+
+_BACKTICKS = re.compile(r"`([^`]+)`")
+
+
+def inline_code(text: str) -> markupsafe.Markup:
+    """Escape ``text`` and turn `backticked` spans (as the manifest writes code) into <code>."""
+    escaped = str(markupsafe.escape(text))
+    return markupsafe.Markup(_BACKTICKS.sub(r"<code>\1</code>", escaped))
+
+
+def write_outputs(folder: Path, page: Page, analysis: Analysis) -> list[Path]:
+    """Write index.html, summary.csv and summary.json into ``folder`` together (all temporary files
+    first, then the renames); return their paths.
+
+    Raises:
+        OSError: the folder cannot be written.
+    """
+    html = render_html(page)
+    files: dict[Path, str] = {
+        folder / "index.html": html,
+        folder / "summary.csv": analysis.summary.to_csv(index=False),
+        folder / "summary.json": json.dumps({
+            "columns": {c.name: {"unit": c.unit, "source": c.source} for c in (*HEADLINE, *TIMING_COLUMNS)},
+            "stages": _records(analysis.summary),
+            "expectations": _records(analysis.expectations),
+            "deltas": _records(analysis.deltas),
+        }, indent=2, default=str) + "\n",
+    }
+    atomic_write_many(files)
+    return list(files)
+
+
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{%|%\}")
+
+
+def has_placeholder(html: str) -> bool:
+    """True when template syntax leaked into the output."""
+    return bool(_PLACEHOLDER.search(html))

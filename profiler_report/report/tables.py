@@ -1,0 +1,102 @@
+"""Tables from bench.json and sweep.json."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from profiler_report.util.fmt import fmt
+
+
+def bench_rows(bench: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Rows of the peers table; ``vs_best_peer`` is GB/s over the fastest peer's GB/s at the same
+    size and dtype ("" where no peer ran there)."""
+    best: dict[tuple[Any, Any, Any], float] = {}
+    for r in bench:
+        g = r.get("gbps")
+        if r["kind"] == "peer" and g is not None and g == g and not r.get("note", "").startswith("WRONG"):
+            key = (r["rows"], r["cols"], r["dtype"])
+            best[key] = max(best.get(key, 0.0), float(g))
+    out = []
+    for r in bench:
+        g, ref = r.get("gbps"), best.get((r["rows"], r["cols"], r["dtype"]))
+        ratio = f"{g / ref:.3f}x" if ref and g is not None and g == g else ""
+        out.append({"name": r["name"], "kind": r["kind"], "gbps": fmt(g),
+                    "pct_of_memcpy": fmt(r.get("pct_of_memcpy"), "%"), "vs_best_peer": ratio,
+                    "median_us": fmt(r.get("median_us")), "spread": f"{fmt(r.get('p10_us'))} - {fmt(r.get('p90_us'))}",
+                    "timing": r.get("timing", ""), "note": r.get("note", "")})
+    return out
+
+
+def shape_table(sweep: list[dict[str, Any]]) -> pd.DataFrame:
+    """The block-shape sweep (sweep.json rows of kind "shape") as a table: dtype, size, shape
+    ([micro-block rows, cols, threads]), tile, threads, per_thread, gbps, pct_of_memcpy, p10_us,
+    p90_us, median_us, chosen (the shape the report profiles), fastest (the fastest at its size)."""
+    frame = pd.DataFrame([r for r in sweep if r.get("kind") == "shape"])
+    if frame.empty or "gbps" not in frame:
+        return pd.DataFrame()
+    frame = frame[frame["gbps"].notna()].copy()
+    if frame.empty:
+        return frame
+    frame["size"] = frame["rows"].astype(str) + "x" + frame["cols"].astype(str)
+    frame["shape"] = frame["name"].str.extract(r"(\[[^\]]*\])", expand=False).fillna(frame["name"])
+    for col, default in (("tile", ""), ("threads", 0), ("per_thread", 0), ("chosen", False)):
+        if col not in frame:
+            frame[col] = default
+    fastest = frame.groupby(["dtype", "size"], sort=False)["gbps"].transform("max")
+    frame["fastest"] = frame["gbps"] == fastest
+    cols = ["dtype", "size", "shape", "tile", "threads", "per_thread", "gbps", "pct_of_memcpy", "median_us",
+            "p10_us", "p90_us", "chosen", "fastest"]
+    return frame[cols].reset_index(drop=True)
+
+
+def shape_verdicts(shapes: pd.DataFrame) -> list[str]:
+    """One sentence per size and dtype: the fastest shape, and whether the chosen (profiled) shape
+    is slower than it beyond the run-to-run spread (chosen's p10 above the fastest's p90)."""
+    out = []
+    for (dtype, size), grp in shapes.groupby(["dtype", "size"], sort=False):
+        best = grp.loc[grp["gbps"].idxmax()]
+        chosen = grp[grp["chosen"].astype(bool)]
+        text = f"{size} {dtype}: fastest {best['shape']} at {best['pct_of_memcpy']:.1f}% of memcpy"
+        if chosen.empty:
+            text += "; the chosen shape was not swept"
+        else:
+            c = chosen.iloc[0]
+            if c["shape"] == best["shape"]:
+                text += ", the chosen shape"
+            elif c["p10_us"] > best["p90_us"]:
+                text += (f"; the chosen {c['shape']} ({c['pct_of_memcpy']:.1f}%) is slower beyond the spread: "
+                         "change `template` in kernels/stages.toml")
+            else:
+                text += f"; the chosen {c['shape']} ({c['pct_of_memcpy']:.1f}%) is within the spread of it"
+        out.append(text)
+    return out
+
+
+def sweep_table(sweep: list[dict[str, Any]]) -> pd.DataFrame:
+    """Sweep rows as a table, one row per dtype and size: dtype, size, where (L2|DRAM), best stage,
+    its GB/s and % of memcpy, and where peers ran at that size the fastest peer, its % of memcpy and
+    ``vs_peer`` (best stage GB/s / fastest peer GB/s); NaN / "" where no peer ran."""
+    frame = pd.DataFrame(sweep)
+    if frame.empty:
+        return frame
+    frame["size"] = frame["rows"].astype(str) + "x" + frame["cols"].astype(str)
+    frame = frame[frame["name"].map(lambda n: "[" not in n)]  # attempts with other build options aside
+    timed = frame[frame["gbps"].notna()]
+    if "note" in timed:
+        timed = timed[~timed["note"].fillna("").astype(str).str.startswith("WRONG")]
+    stages = timed[timed["kind"] == "stage"]
+    best = stages.loc[stages.groupby(["dtype", "size"], sort=False)["gbps"].idxmax()]
+    out = best[["dtype", "size", "rows", "cols", "resident", "name", "gbps", "pct_of_memcpy"]].copy()
+    peers = timed[timed["kind"] == "peer"]
+    top = peers.loc[peers.groupby(["dtype", "size"], sort=False)["gbps"].idxmax()] if len(peers) else peers
+    top = top[["dtype", "size", "name", "gbps", "pct_of_memcpy"]].rename(
+        columns={"name": "best_peer", "gbps": "peer_gbps", "pct_of_memcpy": "peer_pct_of_memcpy"})
+    out = out.merge(top, on=["dtype", "size"], how="left")
+    out["best_peer"] = out["best_peer"].fillna("")
+    out["vs_peer"] = out["gbps"] / out["peer_gbps"]
+    itemsize = out["dtype"].map({"float16": 2, "float32": 4, "float64": 8})
+    out["bytes_moved"] = 2 * out["rows"] * out["cols"] * itemsize
+    out = out.sort_values(["dtype", "bytes_moved"], kind="stable")
+    return out.rename(columns={"name": "best_stage"}).reset_index(drop=True)

@@ -1,0 +1,108 @@
+"""TODO docstring."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from profiler_report.util.timer import log
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON to a temporary name, then rename it into place."""
+    atomic_write(path, json.dumps(data, indent=2, default=str) + "\n")
+
+
+@contextmanager
+def atomic_dir(dest: Path, keep_partial: bool = True) -> Iterator[Path]:
+    """Yield ``<dest>.partial``; on success replace ``dest`` with it, on failure keep or drop it."""
+    partial = dest.with_name(dest.name + ".partial")
+    if partial.exists():
+        shutil.rmtree(partial)
+    partial.mkdir(parents=True)
+    try:
+        yield partial
+    except BaseException:
+        if keep_partial:
+            log(f"partial output kept in {partial} (the previous report in {dest} is untouched)")
+        else:
+            shutil.rmtree(partial, ignore_errors=True)
+        raise
+    old = dest.with_name(dest.name + ".old")
+    if dest.exists():
+        if old.exists():
+            shutil.rmtree(old)
+        os.replace(dest, old)
+    os.replace(partial, dest)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+Data = str | bytes
+
+
+def _target(path: Path) -> Path:
+    """Where to write: a symlink's target (renaming over the link would replace the link)."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _is_special(path: Path) -> bool:
+    """An existing path that is not a regular file: a device or a FIFO (/dev/stdout, /dev/null)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def _bytes(data: Data) -> bytes:
+    return data.encode() if isinstance(data, str) else data
+
+
+def atomic_write(path: str | Path, data: Data) -> None:
+    """Write ``data`` to ``.<name>.tmp`` beside ``path``, then rename it over ``path``.
+
+    A symlink is followed (its target is replaced, the link kept); a device or FIFO is written
+    directly, since a rename would replace the device node itself.
+
+    Raises:
+        OSError: the folder cannot be written (the CLI reports it on one line, exit 2).
+    """
+    atomic_write_many({Path(path): data})
+
+
+def atomic_write_many(files: dict[Path, Data]) -> None:
+    """Write several files as close to all-or-nothing as renames allow: every temporary file is
+    written first, then all are renamed in quick succession; on a failure before the renames the
+    temporary files are removed and every destination is left as it was.
+
+    Raises:
+        OSError: a folder cannot be written.
+    """
+    for path in files:
+        if Path(path).is_dir():  # os.replace would fail half-way through the renames
+            raise IsADirectoryError(21, "Is a directory", str(path))
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, data in files.items():
+            dest = _target(Path(path))
+            if _is_special(dest):
+                with open(dest, "wb") as fh:  # a device or FIFO: nothing to replace
+                    fh.write(_bytes(data))
+                continue
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.with_name(f".{dest.name}.tmp")
+            staged.append((tmp, dest))
+            tmp.write_bytes(_bytes(data))
+    except BaseException:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise
+    for tmp, dest in staged:
+        os.replace(tmp, dest)
