@@ -58,6 +58,25 @@ def parse_stage_labels(values: tuple[str, ...]) -> list[tuple[str, str]]:
     return out
 
 
+def parse_dims(values: tuple[str, ...]) -> dict[str, int]:
+    """``DIM=N`` options -> {dim: n}.
+
+    Raises:
+        InputError: an option is not DIM=N with N an integer.
+    """
+    out = {}
+    for v in values:
+        dim, sep, n = v.partition("=")
+        if not sep or not dim.strip() or not n.strip().isdigit():
+            raise InputError(f"--size {v!r} is not DIM=N", "e.g. --size rows=4096")
+        out[dim.strip()] = int(n)
+    return out
+
+
+def _given(**dims: int | None) -> dict[str, int]:
+    return {d: v for d, v in dims.items() if v is not None}
+
+
 def gpu_slug(name: str) -> str:
     """'NVIDIA H200' -> 'h200'."""
     s = re.sub(r"(?i)^nvidia\s+", "", name).lower()
@@ -77,11 +96,16 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 
 @main.command(epilog=EXIT_CODES)
-@click.option("--rows", default=8192, show_default=True, help="Rows of the input matrix (timing size).")
-@click.option("--cols", default=8192, show_default=True, help="Columns of the input matrix.")
+@click.option("--case", "case_name", default="transpose", show_default=True, help="The case study (kernel ladder).")
+@click.option("--rows", type=int, default=None, help="transpose: rows of the input matrix (default 8192).")
+@click.option("--cols", type=int, default=None, help="transpose: columns of the input matrix (default 8192).")
+@click.option("--size", "size_opts", multiple=True, metavar="DIM=N",
+              help="A dimension of the case's size (any case), e.g. --size rows=4096. Repeatable.")
 @click.option("--dtype", default="float32", show_default=True, type=click.Choice(["float16", "float32", "float64"]))
-@click.option("--profile-rows", type=int, default=None, help="Rows under ncu (default: --rows).")
-@click.option("--profile-cols", type=int, default=None, help="Columns under ncu (default: --cols).")
+@click.option("--profile-rows", type=int, default=None, help="transpose: rows under ncu (default: --rows).")
+@click.option("--profile-cols", type=int, default=None, help="transpose: columns under ncu (default: --cols).")
+@click.option("--profile-size", "profile_opts", multiple=True, metavar="DIM=N",
+              help="A dimension under ncu (default: the timing size). Repeatable.")
 @click.option("--repeats", default=30, show_default=True, help="Event-timed launches per stage (>= 20).")
 @click.option("--stages", default="", help="Comma-separated stage ids (default: all in kernels/stages.toml).")
 @click.option("--clock-control", default="none", show_default=True, type=click.Choice(["none", "base"]),
@@ -96,19 +120,23 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Report folder (default: reports/<gpu>-<yyyymmdd>).")
 @click.pass_context
-def run(ctx: click.Context, rows: int, cols: int, dtype: str, profile_rows: int | None, profile_cols: int | None,
+def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, size_opts: tuple[str, ...],
+        dtype: str, profile_rows: int | None, profile_cols: int | None, profile_opts: tuple[str, ...],
         repeats: int, stages: str, clock_control: str, ncu_path: str | None, ncu_timeout: float,
         no_counters: bool, peers: bool, sweep: Path | None, out: Path | None) -> None:
-    """Validate, time and profile every stage on this GPU, then render the report."""
-    from profiler_report.capture.sidecars import read_sidecars
+    """Validate, time and profile every stage of a case on this GPU, then render the report."""
+    from profiler_report.cases import get_case
     from profiler_report.live.config import RunConfig
     from profiler_report.live.gpu import device_info
     from profiler_report.live.session import live_run
     from profiler_report.report.build import render_capture
     from profiler_report.util.timer import StepTimer, log
 
-    cfg = RunConfig(rows=rows, cols=cols, dtype=dtype, profile_rows=profile_rows, profile_cols=profile_cols,
-                    repeats=repeats, clock_control=clock_control, ncu=ncu_path, ncu_timeout_s=ncu_timeout,
+    case = get_case(case_name)
+    size = case.size({**parse_dims(size_opts), **_given(rows=rows, cols=cols)})
+    psize = case.size({**size, **parse_dims(profile_opts), **_given(rows=profile_rows, cols=profile_cols)})
+    cfg = RunConfig(case=case.name, size=size, profile_size=psize, dtype=dtype, repeats=repeats,
+                    clock_control=clock_control, ncu=ncu_path, ncu_timeout_s=ncu_timeout,
                     counters=not no_counters, stages=[s for s in stages.split(",") if s])
     if out is None:
         out = Path("reports") / f"{gpu_slug(device_info()['gpu'])}-{dt.date.today():%Y%m%d}"
@@ -116,8 +144,7 @@ def run(ctx: click.Context, rows: int, cols: int, dtype: str, profile_rows: int 
 
     def render(folder: Path) -> None:
         if (folder / "profile.ncu-rep").is_file():
-            render_capture(folder / "profile.ncu-rep", folder, live=True, sidecars=read_sidecars(folder),
-                           capture_label=str(out / "profile.ncu-rep"))
+            render_capture(folder / "profile.ncu-rep", folder, live=True, capture_label=str(out / "profile.ncu-rep"))
         else:
             from profiler_report.report.build import render_timings_only
 
@@ -174,15 +201,10 @@ def _render_pending(capture: Path, out: Path, labels: list[tuple[str, str]], bas
         # above all (~0.25 s on 2 CPUs), and the forked chart workers copying the pages it touches.
         gc.freeze()
     workers = min(usable_cpus(), CHART_WORKERS)
+    _, files, diffs = render_capture(capture, out, labels=labels or None, baseline=baseline, pending=pending,
+                                     timer=timer, chart_workers=workers)
     if baseline is not None:
-        from profiler_report.report.build import render_with_baseline
-
-        files, diffs = render_with_baseline(capture, out, baseline, labels=labels or None, pending=pending,
-                                            timer=timer, chart_workers=workers)
         _warn_not_comparable(baseline, capture, diffs)
-    else:
-        _, files = render_capture(capture, out, labels=labels or None, pending=pending, timer=timer,
-                                  chart_workers=workers)
     log(timer.table())
     return files
 
@@ -197,17 +219,9 @@ def summary(capture: Path, fmt: str, stage_opts: tuple[str, ...]) -> None:
     Event-timing columns (event_median_us, event_gbps, pct_of_memcpy, ...) are added when a
     timings.json from a live run sits beside the capture.
     """
-    from profiler_report.analysis import analyze
-    from profiler_report.capture.load import read_capture
-    from profiler_report.capture.sidecars import read_sidecars
-    from profiler_report.cases.manifest import load_manifest
-    from profiler_report.report.build import own_manifest_for
+    from profiler_report.analysis.run import load_run
 
-    cap = read_capture(capture)
-    labels = parse_stage_labels(stage_opts)
-    manifest = None if labels else own_manifest_for(cap, load_manifest())
-    timings = read_sidecars(capture.parent).timings if capture.parent.is_dir() else None
-    table = analyze(cap, manifest, labels or None, timings).summary
+    table = load_run(capture, parse_stage_labels(stage_opts) or None).summary
     if fmt == "csv":
         click.echo(table.to_csv(index=False), nl=False)
     else:
@@ -229,10 +243,10 @@ def _shape_lines(rows: list[Any]) -> str:
               help="JSON file for the results (render picks up bench.json beside a capture).")
 @click.option("--quick", is_flag=True, help="Only 8192x8192 float32 with peers; no sweep.")
 @click.option("--repeats", default=30, show_default=True, help="Event-timed launches per entry (>= 20).")
-def bench(out: Path, quick: bool, repeats: int) -> None:
+@click.option("--case", "case_name", default="transpose", show_default=True, help="The case study (kernel ladder).")
+def bench(out: Path, quick: bool, repeats: int, case_name: str) -> None:
     """Time every stage against memcpy, copy kernels and peer libraries; sweep sizes and dtypes (GPU)."""
-    from profiler_report.cases.manifest import load_manifest
-    from profiler_report.live.bench import as_json, run_all, table
+    from profiler_report.cases import get_case
     from profiler_report.live.config import RunConfig
     from profiler_report.live.session import provenance
     from profiler_report.util.fsio import write_json
@@ -241,12 +255,13 @@ def bench(out: Path, quick: bool, repeats: int) -> None:
         raise InputError(f"--repeats must be at least 20, got {repeats}")
     if out.is_dir() or not out.name or not out.parent.is_dir() or not os.access(out.parent, os.W_OK):
         raise InputError(f"cannot write the results to {out}", "pass --out FILE.json in a writable folder")
-    rows = run_all(load_manifest(), quick=quick, repeats=repeats)
-    click.echo(table(rows))
+    case = get_case(case_name)
+    rows = case.bench(quick=quick, repeats=repeats)
+    click.echo(case.bench_table(rows))
     click.echo(_shape_lines(rows))
-    prov = provenance(RunConfig(counters=False), None, [])
+    prov = provenance(RunConfig(case=case.name, counters=False), case, None, [])
     prov["mode"] = "live run"
-    write_json(out, as_json(rows, prov))
+    write_json(out, case.bench_json(rows, prov))
     click.echo(f"wrote {out}")
 
 

@@ -1,197 +1,406 @@
-"""The metric registry: every headline column of the per-stage summary, declared once."""
+"""The metric registry: every column of the per-stage summary, declared once.
+
+A :class:`Column` holds a headline figure's name, unit, label, which way is better, and its
+formula as code (:class:`Expr`: Nsight Compute metrics combined by division, sums, scaling). The
+formula also writes its own text, so the report's "Metric sources", ``summary.json``'s
+``columns``, the README's metric table (:func:`markdown_table`, checked by a test), the gate's
+hints and the "not collected" notes (:func:`collection_hints`) all come from the same
+declaration. Adding a column is one entry in :data:`HEADLINE`.
+
+:data:`NCU_METRICS` says, per raw ncu metric the formulas read, which ``--section`` collects it
+and which entry of the details page (``--page details``) carries it.
+
+This module imports only the standard library: the capture readers use it too.
+"""
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-
-@dataclass(frozen=True)
-class Column:
-    """A headline column of the per-stage summary."""
-
-    name: str
-    unit: str
-    source: str          # ncu metric(s) or formula
-    better: str = ""     # "lower", "higher" or "" (no direction)
-    label: str = ""      # how the report names it
-
-
-def _c(name: str, unit: str, source: str, better: str = "", label: str = "") -> Column:
-    return Column(name, unit, source, better, label or name.replace("_", " "))
-
-
-#: The summary's metric columns, in report order. Units are in the names where they apply.
-HEADLINE: tuple[Column, ...] = (
-    _c("duration_us", "us", "gpu__time_duration.sum / 1000 (profiled launch: ncu flushes caches "
-       "before each replay pass)", "lower", "duration (ncu, us)"),
-    _c("dram_read_bytes", "byte", "dram__bytes_read.sum", "", "DRAM bytes read"),
-    _c("dram_write_bytes", "byte", "dram__bytes_write.sum", "", "DRAM bytes written"),
-    _c("dram_throughput_gbps", "GB/s", "(dram__bytes_read.sum + dram__bytes_write.sum) / "
-       "gpu__time_duration.sum", "higher", "DRAM throughput (GB/s)"),
-    _c("dram_throughput_pct_peak", "%", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-       "higher", "DRAM throughput (% of peak)"),
-    _c("achieved_occupancy_pct", "%", "sm__warps_active.avg.pct_of_peak_sustained_active", "",
-       "achieved occupancy (%)"),
-    _c("theoretical_occupancy_pct", "%", "sm__maximum_warps_per_active_cycle_pct", "", "theoretical occupancy (%)"),
-    _c("registers_per_thread", "register", "launch__registers_per_thread", "", "registers per thread"),
-    _c("shared_mem_per_block_bytes", "byte", "launch__shared_mem_per_block_static + "
-       "launch__shared_mem_per_block_dynamic", "", "shared memory per block (bytes)"),
-    _c("shared_load_instructions", "inst", "smsp__sass_inst_executed_op_shared_ld.sum", "", "shared load instructions"),
-    _c("shared_store_instructions", "inst", "smsp__sass_inst_executed_op_shared_st.sum", "",
-       "shared store instructions"),
-    _c("shared_load_wavefronts", "wavefront", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "lower",
-       "shared load wavefronts"),
-    _c("shared_store_wavefronts", "wavefront", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "lower",
-       "shared store wavefronts"),
-    _c("shared_wavefronts_per_load", "wavefront/inst", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum / "
-       "smsp__sass_inst_executed_op_shared_ld.sum", "lower", "shared wavefronts per load"),
-    _c("shared_wavefronts_per_store", "wavefront/inst", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum / "
-       "smsp__sass_inst_executed_op_shared_st.sum", "lower", "shared wavefronts per store"),
-    _c("shared_ideal_wavefronts", "wavefront", "memory_l1_wavefronts_shared_ideal", "", "ideal shared wavefronts"),
-    _c("shared_excessive_wavefronts", "wavefront", "derived__memory_l1_wavefronts_shared_excessive, or computed as "
-       "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum - memory_l1_wavefronts_shared_ideal", "lower",
-       "excessive shared wavefronts (bank conflicts)"),
-    _c("bank_conflicts_ld_raw", "", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum (raw hardware "
-       "counter: not zero on conflict-free code; no verdict rests on it)", "", "raw bank-conflict counter, loads"),
-    _c("bank_conflicts_st_raw", "", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum (raw hardware "
-       "counter: not zero on conflict-free code; no verdict rests on it)", "", "raw bank-conflict counter, stores"),
-    _c("global_load_efficiency_pct", "%", "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio / 32 "
-       "* 100", "higher", "global load efficiency (%)"),
-    _c("global_store_efficiency_pct", "%", "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio / 32 "
-       "* 100", "higher", "global store efficiency (%)"),
-    _c("global_load_sectors_per_request", "sector/request", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum / "
-       "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "", "global load sectors per request"),
-    _c("global_store_sectors_per_request", "sector/request", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum / "
-       "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "", "global store sectors per request"),
-    _c("l2_excessive_sectors", "sector", "derived__memory_l2_theoretical_sectors_global_excessive", "lower",
-       "excessive L2 sectors (uncoalesced global)"),
-)
-
-
-HEADLINE_BY_NAME = {c.name: c for c in HEADLINE}
-
-
-#: Excessive shared wavefronts by side, from per-instruction values (.ncu-rep only; NaN for CSV).
-BY_SIDE_COLUMNS: tuple[Column, ...] = (
-    _c("shared_excessive_wavefronts_ld", "wavefront", "derived__memory_l1_wavefronts_shared_excessive summed over "
-       "the load instructions (LDS*) of the per-instruction (source) values; .ncu-rep only", "lower",
-       "excessive shared wavefronts, load side"),
-    _c("shared_excessive_wavefronts_st", "wavefront", "derived__memory_l1_wavefronts_shared_excessive summed over "
-       "the store instructions (STS*, LDGSTS) of the per-instruction (source) values; .ncu-rep only", "lower",
-       "excessive shared wavefronts, store side"),
-)
-
-
-#: Event-timing columns added when timings are available (live runs).
-TIMING_COLUMNS: tuple[Column, ...] = (
-    _c("event_median_us", "us", "CUDA events: median of N launches (warm, buffers rotated)", "lower",
-       "event-timed median (us)"),
-    _c("event_p10_us", "us", "CUDA events: 10th percentile", "lower", "event p10 (us)"),
-    _c("event_p90_us", "us", "CUDA events: 90th percentile", "lower", "event p90 (us)"),
-    _c("event_gbps", "GB/s", "2 * rows * cols * itemsize / event_median_us", "higher", "event-timed GB/s"),
-    _c("pct_of_copy_kernel", "%", "event_gbps / GB/s of the tiled copy kernel", "higher", "% of copy kernel"),
-    _c("pct_of_memcpy", "%", "event_gbps / GB/s of cudaMemcpy device-to-device", "higher", "% of memcpy"),
-)
-
-
-#: Where a missing metric comes from: the ncu option that collects it.
-COLLECTED_BY = {
-    "gpu__time_duration.sum": "--section SpeedOfLight (in every --set)",
-    "dram__bytes_read.sum": "--section MemoryWorkloadAnalysis (--set full)",
-    "dram__bytes_write.sum": "--section MemoryWorkloadAnalysis (--set full)",
-    "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": "--section SpeedOfLight",
-    "sm__warps_active.avg.pct_of_peak_sustained_active": "--section Occupancy",
-    "sm__maximum_warps_per_active_cycle_pct": "--section Occupancy",
-    "launch__registers_per_thread": "--section LaunchStats",
-    "memory_l1_wavefronts_shared_ideal": "--section SourceCounters (--set full)",
-    "derived__memory_l1_wavefronts_shared_excessive": "--section SourceCounters (--set full)",
-    "derived__memory_l2_theoretical_sectors_global_excessive": "--section SourceCounters (--set full)",
-    "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio": "--section SourceCounters (--set full)",
-    "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio": "--section SourceCounters (--set full)",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": "--section MemoryWorkloadAnalysis_Tables (--set full)",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "--section MemoryWorkloadAnalysis_Tables (--set full)",
-    "smsp__sass_inst_executed_op_shared_ld.sum": "--section InstructionStats / MemoryWorkloadAnalysis_Tables",
-    "smsp__sass_inst_executed_op_shared_st.sum": "--section InstructionStats / MemoryWorkloadAnalysis_Tables",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "--section MemoryWorkloadAnalysis_Tables (--set full)",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": "--section MemoryWorkloadAnalysis_Tables (--set full)",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": "--section MemoryWorkloadAnalysis_Tables (--set full)",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": "--section MemoryWorkloadAnalysis_Tables (--set full)",
-    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio": "--section WarpStateStats",
-}
-
-
-STALL_RE = re.compile(r"^smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio$")
-
-
+Values = Mapping[str, float]
+#: Bytes of one L2/DRAM sector: the denominator of the global-access efficiency.
 SECTOR_BYTES = 32.0
 
 
-def _ratio(a: float, b: float) -> float:
+# ---------------------------------------------------------------------------------------------
+# Formulas
+
+
+class Expr:
+    """A formula over raw ncu metric values (base units). Missing inputs give NaN, never 0."""
+
+    def __call__(self, v: Values) -> float:
+        raise NotImplementedError
+
+    def text(self) -> str:
+        raise NotImplementedError
+
+    def needs(self) -> tuple[str, ...]:
+        """The raw ncu metrics the formula reads, in the order it names them."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class M(Expr):
+    """One raw ncu metric."""
+
+    name: str
+
+    def __call__(self, v: Values) -> float:
+        return float(v.get(self.name, math.nan))
+
+    def text(self) -> str:
+        return self.name
+
+    def needs(self) -> tuple[str, ...]:
+        return (self.name,)
+
+
+@dataclass(frozen=True)
+class Ratio(Expr):
+    """``num / den``; NaN when either is missing or ``den`` is 0."""
+
+    num: Expr
+    den: Expr
+
+    def __call__(self, v: Values) -> float:
+        return ratio(self.num(v), self.den(v))
+
+    def text(self) -> str:
+        return f"{_paren(self.num)} / {_paren(self.den)}"
+
+    def needs(self) -> tuple[str, ...]:
+        return (*self.num.needs(), *self.den.needs())
+
+
+@dataclass(frozen=True)
+class Sum(Expr):
+    """``a + b``; with ``optional_b``, a missing ``b`` counts as 0 (dynamic shared memory)."""
+
+    a: Expr
+    b: Expr
+    optional_b: bool = False
+
+    def __call__(self, v: Values) -> float:
+        b = self.b(v)
+        return self.a(v) + (0.0 if self.optional_b and math.isnan(b) else b)
+
+    def text(self) -> str:
+        return f"{self.a.text()} + {self.b.text()}"
+
+    def needs(self) -> tuple[str, ...]:
+        return (*self.a.needs(), *self.b.needs())
+
+
+@dataclass(frozen=True)
+class Diff(Expr):
+    """``a - b``."""
+
+    a: Expr
+    b: Expr
+
+    def __call__(self, v: Values) -> float:
+        return self.a(v) - self.b(v)
+
+    def text(self) -> str:
+        return f"{self.a.text()} - {self.b.text()}"
+
+    def needs(self) -> tuple[str, ...]:
+        return (*self.a.needs(), *self.b.needs())
+
+
+@dataclass(frozen=True)
+class Scaled(Expr):
+    """``a * factor``, written as ``text`` (e.g. ``/ 32 * 100``)."""
+
+    a: Expr
+    factor: float
+    written: str
+
+    def __call__(self, v: Values) -> float:
+        return self.a(v) * self.factor
+
+    def text(self) -> str:
+        return f"{self.a.text()} {self.written}"
+
+    def needs(self) -> tuple[str, ...]:
+        return self.a.needs()
+
+
+@dataclass(frozen=True)
+class FirstOf(Expr):
+    """``primary`` when the capture holds it, else ``fallback`` (labelled "computed")."""
+
+    primary: Expr
+    fallback: Expr
+
+    def __call__(self, v: Values) -> float:
+        x = self.primary(v)
+        return self.fallback(v) if math.isnan(x) else x
+
+    def source_of(self, v: Values) -> str:
+        """"ncu" when the primary metric was read, "computed" when the fallback gave the value,
+        "not collected" when neither could be computed."""
+        if not math.isnan(self.primary(v)):
+            return "ncu"
+        return "not collected" if math.isnan(self.fallback(v)) else "computed"
+
+    def text(self) -> str:
+        return f"{self.primary.text()}; if absent, computed as {self.fallback.text()}"
+
+    def needs(self) -> tuple[str, ...]:
+        return (*self.primary.needs(), *self.fallback.needs())
+
+
+def _paren(e: Expr) -> str:
+    return f"({e.text()})" if isinstance(e, Sum | Diff) else e.text()
+
+
+def ratio(a: float, b: float) -> float:
+    """``a / b``; NaN when either is NaN or ``b`` is 0."""
     if math.isnan(a) or math.isnan(b) or b == 0:
         return math.nan
     return a / b
 
 
-def headline_row(v: dict[str, float]) -> dict[str, Any]:
-    """Headline metrics of one launch from its metric values ``v`` (metric name -> base-unit value)."""
-    g = lambda name: v.get(name, math.nan)  # noqa: E731
-    dur_ns = g("gpu__time_duration.sum")
-    rd, wr = g("dram__bytes_read.sum"), g("dram__bytes_write.sum")
-    excessive = g("derived__memory_l1_wavefronts_shared_excessive")
-    excessive_source = "ncu"
-    if math.isnan(excessive):
-        total = g("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum")
-        if math.isnan(total):
-            total = g("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum") + g(
-                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum")
-        excessive = max(total - g("memory_l1_wavefronts_shared_ideal"), 0.0)
-        excessive_source = "not collected" if math.isnan(excessive) else "computed"
-    smem = g("launch__shared_mem_per_block_static")
-    dyn = g("launch__shared_mem_per_block_dynamic")
-    return {
-        "duration_us": dur_ns / 1e3,
-        "dram_read_bytes": rd,
-        "dram_write_bytes": wr,
-        "dram_throughput_gbps": _ratio(rd + wr, dur_ns),
-        "dram_throughput_pct_peak": g("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
-        "achieved_occupancy_pct": g("sm__warps_active.avg.pct_of_peak_sustained_active"),
-        "theoretical_occupancy_pct": g("sm__maximum_warps_per_active_cycle_pct"),
-        "registers_per_thread": g("launch__registers_per_thread"),
-        "shared_mem_per_block_bytes": smem + (0.0 if math.isnan(dyn) else dyn),
-        "shared_load_instructions": g("smsp__sass_inst_executed_op_shared_ld.sum"),
-        "shared_store_instructions": g("smsp__sass_inst_executed_op_shared_st.sum"),
-        "shared_load_wavefronts": g("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"),
-        "shared_store_wavefronts": g("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"),
-        "shared_wavefronts_per_load": _ratio(g("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"),
-                                             g("smsp__sass_inst_executed_op_shared_ld.sum")),
-        "shared_wavefronts_per_store": _ratio(g("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"),
-                                              g("smsp__sass_inst_executed_op_shared_st.sum")),
-        "shared_ideal_wavefronts": g("memory_l1_wavefronts_shared_ideal"),
-        "shared_excessive_wavefronts": excessive,
-        "shared_excessive_source": excessive_source,
-        "bank_conflicts_ld_raw": g("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"),
-        "bank_conflicts_st_raw": g("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"),
-        "global_load_efficiency_pct": g("smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio")
-        / SECTOR_BYTES * 100,
-        "global_store_efficiency_pct": g("smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio")
-        / SECTOR_BYTES * 100,
-        "global_load_sectors_per_request": _ratio(g("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
-                                                  g("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")),
-        "global_store_sectors_per_request": _ratio(g("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
-                                                   g("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")),
-        "l2_excessive_sectors": g("derived__memory_l2_theoretical_sectors_global_excessive"),
-    }
+# ---------------------------------------------------------------------------------------------
+# Columns
 
 
-def stall_reasons(values: dict[str, float]) -> dict[str, float]:
+@dataclass(frozen=True)
+class Column:
+    """One column of the per-stage summary.
+
+    ``formula`` computes it from a launch's raw ncu metrics (headline columns); timing columns
+    have none (their values come from ``timings.json``) and state their source in ``note``.
+    ``gate`` False marks columns a threshold rule may not use (the raw bank-conflict counters,
+    single profiled durations), ``why_not_gated`` says why.
+    """
+
+    name: str
+    unit: str
+    label: str
+    better: str = ""  # "lower", "higher" or "" (no direction)
+    formula: Expr | None = None
+    note: str = ""
+    gate: bool = True
+    why_not_gated: str = ""
+
+    @property
+    def source(self) -> str:
+        """The ncu metric(s) or formula, as the report's "Metric sources" shows it."""
+        text = self.formula.text() if self.formula is not None else ""
+        return f"{text} ({self.note})" if text and self.note else (text or self.note)
+
+    def needs(self) -> tuple[str, ...]:
+        return self.formula.needs() if self.formula is not None else ()
+
+
+RAW_COUNTER = ("is a raw hardware counter: not zero on conflict-free code and different from run to run; "
+               "gate bank conflicts on shared_excessive_wavefronts (derived__memory_l1_wavefronts_shared_excessive) "
+               "or shared_wavefronts_per_load / shared_wavefronts_per_store")
+SINGLE_LAUNCH = ("comes from a single profiled launch (gpu__time_duration under ncu); gate time on event timings: "
+                 "`duration` (event-timed median, timings.json) or event_gbps, e.g. 'duration <= 1.10 * baseline'")
+
+_LD_WF, _ST_WF = M("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"), M(
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum")
+_LD_INST, _ST_INST = M("smsp__sass_inst_executed_op_shared_ld.sum"), M("smsp__sass_inst_executed_op_shared_st.sum")
+_DUR = M("gpu__time_duration.sum")
+_DRAM_RD, _DRAM_WR = M("dram__bytes_read.sum"), M("dram__bytes_write.sum")
+#: Excessive shared wavefronts: ncu's derived metric, else the per-instruction pair it is made of
+#: (equal to it on every launch of the committed captures; the l1tex__data_pipe_* total is not).
+EXCESSIVE = FirstOf(M("derived__memory_l1_wavefronts_shared_excessive"),
+                    Diff(M("memory_l1_wavefronts_shared"), M("memory_l1_wavefronts_shared_ideal")))
+
+
+def _efficiency(side: str) -> Expr:
+    return Scaled(M(f"smsp__sass_average_data_bytes_per_sector_mem_global_op_{side}.ratio"),
+                  100 / SECTOR_BYTES, "/ 32 * 100")
+
+
+def _per_request(side: str) -> Expr:
+    return Ratio(M(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{side}.sum"),
+                 M(f"l1tex__t_requests_pipe_lsu_mem_global_op_{side}.sum"))
+
+
+#: The summary's headline columns, in report order.
+HEADLINE: tuple[Column, ...] = (
+    Column("duration_us", "us", "duration (ncu, us)", "lower", Scaled(_DUR, 1e-3, "/ 1000"),
+           "profiled launch: ncu flushes caches before each replay pass", False, SINGLE_LAUNCH),
+    Column("dram_read_bytes", "byte", "DRAM bytes read", formula=_DRAM_RD),
+    Column("dram_write_bytes", "byte", "DRAM bytes written", formula=_DRAM_WR),
+    Column("dram_throughput_gbps", "GB/s", "DRAM throughput (GB/s)", "higher", Ratio(Sum(_DRAM_RD, _DRAM_WR), _DUR),
+           gate=False, why_not_gated=SINGLE_LAUNCH),
+    Column("dram_throughput_pct_peak", "%", "DRAM throughput (% of peak)", "higher",
+           M("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"), gate=False, why_not_gated=SINGLE_LAUNCH),
+    Column("l2_hit_rate_pct", "%", "L2 hit rate (%)", "", M("lts__t_sector_hit_rate.pct")),
+    Column("achieved_occupancy_pct", "%", "achieved occupancy (%)", formula=M(
+        "sm__warps_active.avg.pct_of_peak_sustained_active")),
+    Column("theoretical_occupancy_pct", "%", "theoretical occupancy (%)",
+           formula=M("sm__maximum_warps_per_active_cycle_pct")),
+    Column("registers_per_thread", "register", "registers per thread", formula=M("launch__registers_per_thread")),
+    Column("shared_mem_per_block_bytes", "byte", "shared memory per block (bytes)",
+           formula=Sum(M("launch__shared_mem_per_block_static"), M("launch__shared_mem_per_block_dynamic"), True)),
+    Column("shared_load_instructions", "inst", "shared load instructions", formula=_LD_INST),
+    Column("shared_store_instructions", "inst", "shared store instructions", formula=_ST_INST),
+    Column("shared_load_wavefronts", "wavefront", "shared load wavefronts", "lower", _LD_WF),
+    Column("shared_store_wavefronts", "wavefront", "shared store wavefronts", "lower", _ST_WF),
+    Column("shared_wavefronts_per_load", "wavefront/inst", "shared wavefronts per load", "lower",
+           Ratio(_LD_WF, _LD_INST)),
+    Column("shared_wavefronts_per_store", "wavefront/inst", "shared wavefronts per store", "lower",
+           Ratio(_ST_WF, _ST_INST)),
+    Column("shared_ideal_wavefronts", "wavefront", "ideal shared wavefronts",
+           formula=M("memory_l1_wavefronts_shared_ideal")),
+    Column("shared_excessive_wavefronts", "wavefront", "excessive shared wavefronts (bank conflicts)", "lower",
+           EXCESSIVE),
+    Column("bank_conflicts_ld_raw", "", "raw bank-conflict counter, loads",
+           formula=M("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"),
+           note="raw hardware counter: not zero on conflict-free code; no verdict rests on it", gate=False,
+           why_not_gated=RAW_COUNTER),
+    Column("bank_conflicts_st_raw", "", "raw bank-conflict counter, stores",
+           formula=M("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"),
+           note="raw hardware counter: not zero on conflict-free code; no verdict rests on it", gate=False,
+           why_not_gated=RAW_COUNTER),
+    Column("global_load_efficiency_pct", "%", "global load efficiency (%)", "higher", _efficiency("ld")),
+    Column("global_store_efficiency_pct", "%", "global store efficiency (%)", "higher", _efficiency("st")),
+    Column("global_load_sectors_per_request", "sector/request", "global load sectors per request",
+           formula=_per_request("ld")),
+    Column("global_store_sectors_per_request", "sector/request", "global store sectors per request",
+           formula=_per_request("st")),
+    Column("l2_excessive_sectors", "sector", "excessive L2 sectors (uncoalesced global)", "lower",
+           M("derived__memory_l2_theoretical_sectors_global_excessive")),
+)
+HEADLINE_BY_NAME = {c.name: c for c in HEADLINE}
+
+#: Event-timing columns, filled from timings.json (live runs). The work model (bytes moved per
+#: launch) is the case's: 2 * rows * cols * itemsize for the transpose.
+TIMING_COLUMNS: tuple[Column, ...] = (
+    Column("event_median_us", "us", "event-timed median (us)", "lower",
+           note="CUDA events: median of N launches (warm, buffers rotated)"),
+    Column("event_p10_us", "us", "event p10 (us)", "lower", note="CUDA events: 10th percentile"),
+    Column("event_p90_us", "us", "event p90 (us)", "lower", note="CUDA events: 90th percentile"),
+    Column("event_gbps", "GB/s", "event-timed GB/s", "higher",
+           note="bytes moved per launch (the case's work model) / event_median_us"),
+    Column("pct_of_copy_kernel", "%", "% of copy kernel", "higher",
+           note="event_gbps / GB/s of the case's ceiling kernel"),
+    Column("pct_of_memcpy", "%", "% of memcpy", "higher", note="event_gbps / GB/s of cudaMemcpy device-to-device"),
+)
+TIMING_BY_NAME = {c.name: c for c in TIMING_COLUMNS}
+COLUMNS_BY_NAME = {**HEADLINE_BY_NAME, **TIMING_BY_NAME}
+
+
+def headline_row(v: Values) -> dict[str, float | str]:
+    """Every headline column of one launch from its raw metric values ``v`` (name -> base-unit
+    value), plus ``shared_excessive_source`` ("ncu", "computed" or "not collected")."""
+    row: dict[str, float | str] = {c.name: c.formula(v) for c in HEADLINE if c.formula is not None}
+    row["shared_excessive_source"] = EXCESSIVE.source_of(v)
+    return row
+
+
+# ---------------------------------------------------------------------------------------------
+# Raw ncu metrics: which section collects them, where the details page shows them
+
+
+@dataclass(frozen=True)
+class NcuMetric:
+    """A raw ncu metric a formula reads: the ``--section`` that collects it and, when the
+    details page (``--page details``) shows it, its (section, entry) there."""
+
+    name: str
+    collected_by: str
+    details: tuple[str, str] | None = None
+
+
+_SOL, _MWA = "GPU Speed Of Light Throughput", "Memory Workload Analysis"
+_INST = "--section InstructionStats / MemoryWorkloadAnalysis_Tables"
+_FULL_SC, _FULL_MWT = "--section SourceCounters (--set full)", "--section MemoryWorkloadAnalysis_Tables (--set full)"
+NCU_METRICS: tuple[NcuMetric, ...] = (
+    NcuMetric("gpu__time_duration.sum", "--section SpeedOfLight (in every --set)", (_SOL, "Duration")),
+    NcuMetric("gpc__cycles_elapsed.max", "--section SpeedOfLight", (_SOL, "Elapsed Cycles")),
+    NcuMetric("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "--section SpeedOfLight",
+              (_SOL, "DRAM Throughput")),
+    NcuMetric("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "--section SpeedOfLight",
+              (_SOL, "Memory Throughput")),
+    NcuMetric("sm__throughput.avg.pct_of_peak_sustained_elapsed", "--section SpeedOfLight",
+              (_SOL, "Compute (SM) Throughput")),
+    NcuMetric("dram__bytes.sum.per_second", "--section MemoryWorkloadAnalysis", (_MWA, "Memory Throughput")),
+    NcuMetric("dram__bytes_read.sum", "--section MemoryWorkloadAnalysis (--set full)"),
+    NcuMetric("dram__bytes_write.sum", "--section MemoryWorkloadAnalysis (--set full)"),
+    NcuMetric("lts__t_sector_hit_rate.pct", "--section MemoryWorkloadAnalysis (--set full)", (_MWA, "L2 Hit Rate")),
+    NcuMetric("sm__warps_active.avg.pct_of_peak_sustained_active", "--section Occupancy",
+              ("Occupancy", "Achieved Occupancy")),
+    NcuMetric("sm__maximum_warps_per_active_cycle_pct", "--section Occupancy", ("Occupancy", "Theoretical Occupancy")),
+    NcuMetric("launch__registers_per_thread", "--section LaunchStats", ("Launch Statistics", "Registers Per Thread")),
+    NcuMetric("launch__shared_mem_per_block_static", "--section LaunchStats",
+              ("Launch Statistics", "Static Shared Memory Per Block")),
+    NcuMetric("launch__shared_mem_per_block_dynamic", "--section LaunchStats",
+              ("Launch Statistics", "Dynamic Shared Memory Per Block")),
+    NcuMetric("memory_l1_wavefronts_shared", _FULL_SC),
+    NcuMetric("memory_l1_wavefronts_shared_ideal", _FULL_SC),
+    NcuMetric("derived__memory_l1_wavefronts_shared_excessive", _FULL_SC),
+    NcuMetric("derived__memory_l2_theoretical_sectors_global_excessive", _FULL_SC),
+    NcuMetric("smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio", _FULL_SC),
+    NcuMetric("smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio", _FULL_SC),
+    NcuMetric("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", _FULL_MWT),
+    NcuMetric("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", _FULL_MWT),
+    NcuMetric("smsp__sass_inst_executed_op_shared_ld.sum", _INST),
+    NcuMetric("smsp__sass_inst_executed_op_shared_st.sum", _INST),
+    NcuMetric("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", _FULL_MWT),
+    NcuMetric("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", _FULL_MWT),
+    NcuMetric("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", _FULL_MWT),
+    NcuMetric("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", _FULL_MWT),
+    NcuMetric("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", _FULL_MWT),
+    NcuMetric("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", _FULL_MWT),
+    NcuMetric("smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio", "--section WarpStateStats"),
+)
+NCU_BY_NAME = {m.name: m for m in NCU_METRICS}
+#: ncu metric -> the ncu option that collects it.
+COLLECTED_BY = {m.name: m.collected_by for m in NCU_METRICS}
+#: (details-page section, entry) -> the ncu metric it shows.
+DETAILS_TO_METRIC = {m.details: m.name for m in NCU_METRICS if m.details}
+
+
+def collection_hints(names: tuple[str, ...] | list[str]) -> list[str]:
+    """The ncu options that collect ``names`` (raw metrics), sorted, without repeats."""
+    return sorted({COLLECTED_BY[n] for n in names if n in COLLECTED_BY})
+
+
+def required_metrics() -> list[str]:
+    """Every raw metric a headline formula reads (the primary of a FirstOf only), plus the stall
+    metric the stall chart needs: what "not collected" lists when a capture lacks it."""
+    names: list[str] = []
+    for c in HEADLINE:
+        f = c.formula
+        for n in (f.primary.needs() if isinstance(f, FirstOf) else f.needs() if f else ()):
+            if n not in names and n in COLLECTED_BY:
+                names.append(n)
+    names.append("smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio")
+    return names
+
+
+# ---------------------------------------------------------------------------------------------
+# Stall reasons
+
+STALL_RE = re.compile(r"^smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio$")
+
+
+def stall_reasons(values: Values) -> dict[str, float]:
     """reason -> cycles per issued instruction, from every
     ``smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio`` the launch holds."""
     out = {}
     for name, val in values.items():
         m = STALL_RE.match(name)
         if m and not math.isnan(val):
-            out[m.group(1)] = val
+            out[m.group(1)] = float(val)
     return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def markdown_table() -> str:
+    """The README's "report column | Nsight Compute source" table, from the registry."""
+    lines = ["| report column | unit | Nsight Compute source or formula |", "| --- | --- | --- |"]
+    for c in (*HEADLINE, *TIMING_COLUMNS):
+        lines.append(f"| {c.label} (`{c.name}`) | {c.unit or 'count'} | `{c.source}` |".replace("` (", "` ("))
+    return "\n".join(lines)

@@ -61,22 +61,23 @@ def install_fake_gpu(patch: Any) -> None:
         return {"gpu": "TEST DOUBLE (no GPU)", "sm_count": 0, "compute_capability": "test",
                 "cuda_driver_api": "test", "cuda_runtime": "test", "cupy": "test", "l2_bytes": 0}
 
-    def compile_module(manifest: Any, dtype: str, *args: Any, **kwargs: Any) -> tuple[Any, dict[str, str]]:
+    def compile_module(case: Any, dtype: str, *args: Any, **kwargs: Any) -> tuple[Any, dict[str, str]]:
         return None, {}
 
-    def validate(kernels: Any, stage: Any, rows: int, cols: int, seed: int = 0) -> Any:
+    def validate(kernels: Any, stage: Any, size: dict[str, int], seed: int = 0) -> Any:
         if stage.id in wrong_stages():
-            return kmod.Validation(stage.id, rows, cols, kernels.dtype, False, 1, (0, 1),
-                                  f"stage {stage.id} is wrong at {rows}x{cols} {kernels.dtype}: test double "
-                                  "reports 1 wrong element")
-        return kmod.Validation(stage.id, rows, cols, kernels.dtype, True)
+            return kmod.Validation(stage.id, dict(size), kernels.dtype, False, 1, (0, 1),
+                                   f"stage {stage.id} is wrong at {kernels.case.size_text(size)} {kernels.dtype}: "
+                                   "test double reports 1 wrong element")
+        return kmod.Validation(stage.id, dict(size), kernels.dtype, True)
 
-    def time_stages(kernels: Any, stages: list[Any], rows: int, cols: int, repeats: int, warmup: int,
+    def time_stages(kernels: Any, stages: list[Any], size: dict[str, int], repeats: int, warmup: int,
                     buffers: int) -> list[Any]:
         names = ["memcpy", *[s.id for s in stages]]
+        nbytes = kernels.case.work(stages[0], size, kernels.dtype).bytes_moved
         # Test values, not measurements: each later stage 5 us faster than the one before.
-        return [gpu.Timing(n, rows, cols, kernels.dtype, repeats, 100.0 - 5 * i, 99.0 - 5 * i, 101.0 - 5 * i,
-                           98.0 - 5 * i, 2 * rows * cols * 4 / ((100.0 - 5 * i) * 1e3), source="test double")
+        return [gpu.Timing(n, dict(size), kernels.dtype, repeats, 100.0 - 5 * i, 99.0 - 5 * i, 101.0 - 5 * i,
+                           98.0 - 5 * i, nbytes / ((100.0 - 5 * i) * 1e3), source="test double")
                 for i, n in enumerate(names)]
 
     patch.setattr(gpu, "import_cupy", lambda: None)

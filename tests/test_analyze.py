@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from conftest import F32, F32_REGRESSED, F64
 
 from profiler_report.analysis import analyze
 from profiler_report.analysis.verdicts import judge
@@ -96,7 +97,9 @@ def test_float64_changes_the_bank_picture(f64_capture, manifest):
 
 
 def test_excessive_is_computed_when_the_derived_metric_is_absent():
-    v = {"l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": 17_301_504.0,
+    # The per-instruction pair the derived metric is made of (the l1tex__data_pipe_* total also
+    # counts wavefronts no instruction counts, and would invent conflicts).
+    v = {"memory_l1_wavefronts_shared": 17_301_504.0, "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": 17_563_648.0,
          "memory_l1_wavefronts_shared_ideal": 1_048_576.0}
     row = headline_row(v)
     assert row["shared_excessive_wavefronts"] == 16_252_928
@@ -140,3 +143,19 @@ def test_time_expectations_are_judged_by_the_spread():
     assert judge_timing(row(146.0, 144.6, 147.6), row(145.8, 144.4, 147.9), "down")[0] == "no effect"
     assert judge_timing(row(100.0, 99.0, 101.0), row(120.0, 119.0, 121.0), "down")[0] == "refuted"
     assert judge_timing(row(100.0, float("nan"), 101.0), row(90.0, 89.0, 91.0), "down")[0] == "confirmed"
+
+
+@pytest.mark.parametrize("fixture", [F32, F32_REGRESSED, F64], ids=lambda p: p.name)
+def test_the_computed_excessive_pair_equals_ncus_derived_metric_on_every_fixture_launch(fixture):
+    from profiler_report.capture.load import read_capture
+
+    wide = read_capture(fixture / "profile.ncu-rep").wide()
+    derived = wide["derived__memory_l1_wavefronts_shared_excessive"]
+    pair = wide["memory_l1_wavefronts_shared"] - wide["memory_l1_wavefronts_shared_ideal"]
+    assert len(wide) >= 5 and derived.notna().all()
+    assert (pair == derived).all(), wide.index[pair != derived].tolist()
+    without = wide.drop(columns=["derived__memory_l1_wavefronts_shared_excessive"])
+    for launch, values in without.iterrows():
+        row = headline_row(values.dropna().to_dict())
+        assert row["shared_excessive_source"] == "computed"
+        assert row["shared_excessive_wavefronts"] == derived[launch]

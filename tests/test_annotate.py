@@ -14,8 +14,10 @@ import pandas as pd
 import pytest
 from conftest import F32
 
-from profiler_report.report.annotate import block_shape_warning, conflict_context
-from profiler_report.report.counterless import render_timings_only, unavailable_reason
+from profiler_report.cases.transpose.notes import block_shape_warning
+from profiler_report.report.annotate import conflict_context
+from profiler_report.report.build import render_timings_only
+from profiler_report.report.counterless import unavailable_reason
 from profiler_report.report.notes import page_notes, time_source_note
 
 
@@ -53,7 +55,7 @@ def test_rendered_foreign_capture_names_clock_control_unknown(tmp_path):
 def test_block_shape_warning_only_for_2d_blocks_not_32_wide():
     import pandas as pd
 
-    from profiler_report.report.annotate import block_shape_warning
+    from profiler_report.cases.transpose.notes import block_shape_warning
 
     row = {"block": "(16, 16, 1)", "shared_excessive_wavefronts": 1_000_000.0}
     assert "block x-size is 16, not 32" in block_shape_warning(pd.Series(row), "tile[32][33]")

@@ -62,7 +62,7 @@ def test_render_prints_where_its_time_went(tmp_path):
     assert lines[0] == "time spent:"
     steps = [re.match(r"^  (\S+)\s+(\d+\.\d) s$", ln) for ln in lines[1:]]
     assert all(steps), res.stderr
-    assert [m.group(1) for m in steps] == ["import", "read", "analyze", "page", "charts", "write", "total"]
+    assert [m.group(1) for m in steps] == ["import", "read", "page", "write", "total"]
     assert float(steps[-1].group(2)) > 0
 
 
@@ -71,8 +71,8 @@ def test_bench_prints_the_block_shape_verdicts_the_report_shows():
     import json
     from pathlib import Path
 
+    from profiler_report.cases.transpose.bench import BenchRow
     from profiler_report.cli import _shape_lines
-    from profiler_report.live.bench import BenchRow
 
     sweep = Path(__file__).resolve().parent.parent / "reports" / "h200" / "sweep.json"
     rows = [BenchRow(**r) for r in json.loads(sweep.read_text())["rows"]]

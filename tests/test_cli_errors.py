@@ -142,7 +142,7 @@ def test_ncu_not_found(earlier, tmp_path):
 
 @pytest.mark.parametrize("lines, status, code, words", [
     ([NCU_CONNECTED, NCU_PERM], 1, 4, "run --no-counters"),
-    ([NCU_CONNECTED, NCU_NO_KERNELS], 0, 5, "--nvtx-include pr_naive/"),
+    ([NCU_CONNECTED, NCU_NO_KERNELS], 0, 5, "--nvtx-include pr_transpose.naive/"),
     ([NCU_CONNECTED, NCU_PROFILING, "==ERROR== An error was reported by the driver"], 9, 6, "status 9"),
 ])
 def test_ncu_faults(earlier, tmp_path, lines, status, code, words):

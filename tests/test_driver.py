@@ -97,7 +97,7 @@ def test_write_json_goes_through_a_temporary_name(tmp_path):
 
 
 def _cfg(**kw) -> RunConfig:
-    return RunConfig(rows=64, cols=64, dtype="float32", **kw)
+    return RunConfig(size={"rows": 64, "cols": 64}, dtype="float32", **kw)
 
 
 def test_wrong_kernel_is_marked_and_run_fails_after_writing_the_others(earlier, monkeypatch):

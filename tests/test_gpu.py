@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from profiler_report.cases.manifest import load_manifest
+from profiler_report.cases import get_case
+
+CASE = get_case("transpose")
 
 pytestmark = pytest.mark.gpu
 
@@ -15,9 +17,8 @@ SIZES = [(1000, 3000), (4097, 33), (33, 4097), (1, 1), (31, 65), (2048, 2048)]
 def kernels(request):
     from profiler_report.live.kernels import Kernels, compile_module
 
-    manifest = load_manifest()
-    module, names = compile_module(manifest, request.param)
-    return manifest, Kernels(module, names, request.param)
+    module, names = compile_module(CASE, request.param)
+    return CASE.manifest, Kernels(module, names, request.param, CASE)
 
 
 @pytest.mark.parametrize(("rows", "cols"), SIZES)
@@ -26,23 +27,22 @@ def test_every_variant_is_exact(kernels, rows, cols):
 
     manifest, k = kernels
     for st in (*manifest.stages, manifest.ceiling, manifest.regression):
-        v = validate(k, st, rows, cols, seed=rows + cols)
+        v = validate(k, st, {"rows": rows, "cols": cols}, seed=rows + cols)
         assert v.correct, v.message
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 def test_bench_copies_and_swept_shapes_are_exact(dtype):
     # The bench times these too; each must be exact before its speed means anything.
-    from profiler_report.live.bench import COPIES, shape_stages
+    from profiler_report.cases.transpose.bench import COPIES, shape_stages
     from profiler_report.live.kernels import Kernels, compile_module, validate
 
-    manifest = load_manifest()
-    extra = (*COPIES, *shape_stages(manifest, dtype))
-    module, names = compile_module(manifest, dtype, extra=extra)
-    k = Kernels(module, names, dtype)
+    extra = (*COPIES, *shape_stages(CASE, dtype))
+    module, names = compile_module(CASE, dtype, extra=extra)
+    k = Kernels(module, names, dtype, CASE)
     for st in extra:
         for rows, cols in ((1000, 3000), (4097, 33), (257, 129)):
-            v = validate(k, st, rows, cols, seed=rows)
+            v = validate(k, st, {"rows": rows, "cols": cols}, seed=rows)
             assert v.correct, v.message
 
 
@@ -51,12 +51,12 @@ def test_a_wrong_kernel_is_caught():
 
     from profiler_report.live.kernels import Kernels, compile_module, validate
 
-    manifest = load_manifest()
-    module, names = compile_module(manifest, "float32")
-    k = Kernels(module, names, "float32")
+    manifest = CASE.manifest
+    module, names = compile_module(CASE, "float32")
+    k = Kernels(module, names, "float32", CASE)
     # The copy kernel launched as if it were a transpose: the validator must name the first wrong index.
     wrong = replace(manifest.ceiling, op="transpose")
-    v = validate(k, wrong, 64, 96)
+    v = validate(k, wrong, {"rows": 64, "cols": 96})
     assert not v.correct
     assert v.first_wrong is not None
     assert "first at out[" in v.message
@@ -65,9 +65,9 @@ def test_a_wrong_kernel_is_caught():
 def test_timing_is_sane():
     from profiler_report.live.kernels import Kernels, compile_module, time_stages
 
-    manifest = load_manifest()
-    module, names = compile_module(manifest, "float32")
-    k = Kernels(module, names, "float32")
-    t = time_stages(k, [manifest.stages[-1]], 2048, 2048, repeats=20, warmup=2, buffers=2)
+    manifest = CASE.manifest
+    module, names = compile_module(CASE, "float32")
+    k = Kernels(module, names, "float32", CASE)
+    t = time_stages(k, [manifest.stages[-1]], {"rows": 2048, "cols": 2048}, repeats=20, warmup=2, buffers=2)
     assert [x.name for x in t] == ["memcpy", manifest.stages[-1].id]
     assert all(x.p10_us <= x.median_us <= x.p90_us for x in t)

@@ -9,8 +9,9 @@ import subprocess
 
 import pytest
 
+from profiler_report.cases import get_case
 from profiler_report.cases.manifest import load_manifest, stage_sources
-from profiler_report.live.bench import COPIES, shape_stages
+from profiler_report.cases.transpose.bench import COPIES, shape_stages
 from profiler_report.util.dtypes import CXX_TYPES
 
 NVCC = shutil.which("nvcc")
@@ -68,7 +69,7 @@ def test_every_swept_tile_shape_compiles(tmp_path):
     lines = [f'#include "{manifest.source}"']
     n = 0
     for dtype, ctype in CXX_TYPES.items():
-        for st in shape_stages(manifest, dtype):
+        for st in shape_stages(get_case("transpose"), dtype):
             lines.append(f"template __global__ void {st.name_expression(ctype)}(const {ctype}*, {ctype}*, int, int);")
             n += 1
     log = _ptxas(nvcc, tmp_path / "shapes.cu", lines)

@@ -14,27 +14,38 @@ from profiler_report.report.charts import (
     CEILING,
     HIGHLIGHT,
     PEER,
+    attach_charts,
     bandwidth_chart_data,
     bandwidth_charts,
     capture_chart_jobs,
+    chart_jobs,
     draw_bandwidth,
-    fill_charts,
+    draw_here,
     scope_ids,
     sidecar_chart_jobs,
     stall_chart_data,
 )
 from profiler_report.report.charts import STAGE as STAGE_COLOR
 from profiler_report.report.html import has_placeholder, render_html, write_outputs
-from profiler_report.report.page import build_page, code_diff_html
+from profiler_report.report.page import PageInputs, build_page, code_diff_html
 from profiler_report.report.tables import bench_rows, shape_table, shape_verdicts, sweep_table
 
 STAGES = ["naive", "smem", "padded", "unrolled", "vec_padded", "vec_swizzled", "vec_deep", "vec_colwalk"]
 PROV = {"mode": "recorded capture", "gpu": "NVIDIA H200", "clock_control": "none"}
 
 
+def build(analysis, prov, manifest=None, charts=True, **inputs):
+    """build_page of the transpose case's capture (``manifest`` given) or of a foreign one."""
+    from profiler_report.cases import get_case
+
+    inp = PageInputs(analysis, prov, get_case("transpose") if manifest is not None else None, **inputs)
+    jobs = chart_jobs(analysis, inp.timings, inp.bench, inp.sweep)
+    return build_page(inp, (lambda: draw_here(jobs)) if charts else None)
+
+
 @pytest.fixture(scope="module")
 def html(f32_analysis, manifest):
-    return render_html(build_page(f32_analysis, PROV, manifest))
+    return render_html(build(f32_analysis, PROV, manifest))
 
 
 def test_every_stage_has_a_section_in_order(html):
@@ -110,7 +121,7 @@ def test_code_diff_shows_the_one_change(manifest):
 
 
 def test_outputs_written(tmp_path, f32_analysis, manifest):
-    page = build_page(f32_analysis, PROV, manifest, charts=False)
+    page = build(f32_analysis, PROV, manifest, charts=False)
     files = write_outputs(tmp_path, page, f32_analysis)
     assert [f.name for f in files] == ["index.html", "summary.csv", "summary.json"]
     data = json.loads((tmp_path / "summary.json").read_text())
@@ -177,10 +188,10 @@ def test_a_chart_pool_draws_what_this_process_draws(f32_analysis):
 
 @pytest.mark.filterwarnings(FORK_WITH_THREADS)
 def test_page_charts_drawn_in_a_pool_equal_those_drawn_here(f32_analysis, manifest):
-    here = build_page(f32_analysis, PROV, manifest)
-    pooled = build_page(f32_analysis, PROV, manifest, charts=False)
+    here = build(f32_analysis, PROV, manifest)
+    pooled = build(f32_analysis, PROV, manifest, charts=False)
     with ChartPool(2) as pool:
-        fill_charts(pooled, pool.draw({**sidecar_chart_jobs(), **capture_chart_jobs(f32_analysis)})())
+        attach_charts(pooled, pool.draw({**sidecar_chart_jobs(), **capture_chart_jobs(f32_analysis)})())
     assert render_html(pooled) == render_html(here)
 
 
@@ -239,11 +250,11 @@ def test_shape_verdict_says_when_the_chosen_shape_is_slower_beyond_the_spread():
 
 
 def test_report_has_a_block_shape_section_when_the_sweep_has_shapes(f32_analysis, manifest, h200_sweep):
-    page = build_page(f32_analysis, PROV, manifest, sweep=h200_sweep)
+    page = build(f32_analysis, PROV, manifest, sweep=h200_sweep)
     text = render_html(page)
     assert 'id="shapes"' in text and page.shapes_svg.startswith("<svg")
     assert text.count("chosen") >= len(page.shapes_verdicts)
-    no_shapes = render_html(build_page(f32_analysis, PROV, manifest, charts=False,
+    no_shapes = render_html(build(f32_analysis, PROV, manifest, charts=False,
                                        sweep=[r for r in h200_sweep if r["kind"] != "shape"]))
     assert 'id="shapes"' not in no_shapes
 

@@ -9,8 +9,12 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from profiler_report.analysis import Analysis, analyze
+from profiler_report.analysis.stages import own_case
 from profiler_report.capture.load import read_capture
 from profiler_report.capture.model import Capture
+from profiler_report.capture.readahead import PendingRead
+from profiler_report.capture.sidecars import Sidecars, read_sidecars
+from profiler_report.cases.base import Case
 from profiler_report.errors import InputError
 
 if TYPE_CHECKING:
@@ -24,8 +28,8 @@ class Run:
     path: Path
     capture: Capture
     analysis: Analysis
-    sidecars: Any  # report.Sidecars: timings.json, provenance.json, validation.json, ...
-    manifest: Any = None  # config.Manifest for the project's own captures, else None
+    sidecars: Sidecars  # timings.json, provenance.json, validation.json, ... beside the capture
+    case: Case | None = None  # the case that made the capture; None for a capture made elsewhere
 
     @property
     def timings(self) -> list[dict[str, Any]] | None:
@@ -50,26 +54,32 @@ class Run:
 _TIMING_KEYS = ("name", "median_us", "p10_us", "p90_us", "gbps")
 
 
-def load_run(path: Path, labels: list[tuple[str, str]] | None = None) -> Run:
-    """Read, label and analyze a capture plus ``timings.json`` / ``provenance.json`` beside it.
+def load_run(path: Path, labels: list[tuple[str, str]] | None = None, *, pending: PendingRead | None = None,
+             sidecars: Sidecars | None = None) -> Run:
+    """Read, label and analyze a capture plus the sidecar files beside it: the one loader every
+    command uses (each capture is read once).
+
+    Args:
+        path: a .ncu-rep, or a raw- or details-page CSV export.
+        labels: ``--stage`` (label, regex) pairs; None labels the project's own stages by their
+            NVTX ranges (and judges their case's expected effects) and any other capture's
+            launches by kernel name.
+        pending: a read of ``path`` already started (:func:`~profiler_report.capture.readahead.start_read`).
+        sidecars: the sidecar files, when already read.
 
     Raises:
         ReportUnreadableError: the capture cannot be read.
         InputError: a sidecar is corrupt, or a ``--stage`` pattern is bad.
     """
-    from profiler_report.capture.sidecars import read_sidecars
-    from profiler_report.cases.manifest import load_manifest
-    from profiler_report.report.build import own_manifest_for
-
     path = Path(path)
-    capture = read_capture(path)
-    side = read_sidecars(path.parent)
+    side = sidecars if sidecars is not None else read_sidecars(path.parent)
+    capture = read_capture(path, pending=pending)
     timings = side.timings
     if timings is not None:
         if not isinstance(timings, list) or not all(isinstance(t, dict) and all(k in t for k in _TIMING_KEYS)
                                                     for t in timings):
             raise InputError(f"{path.parent / 'timings.json'}: 'timings' must list entries with "
                              + ", ".join(_TIMING_KEYS), "regenerate it with `profiler-report run`")
-    manifest = None if labels else own_manifest_for(capture, load_manifest())
-    analysis = analyze(capture, manifest, labels, timings)
-    return Run(path, capture, analysis, side, manifest)
+    case = None if labels else own_case(capture)
+    analysis = analyze(capture, case.manifest if case else None, labels, timings)
+    return Run(path, capture, analysis, side, case)

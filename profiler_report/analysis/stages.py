@@ -1,4 +1,4 @@
-"""Which launch is which stage."""
+"""Which launch is which stage, and which case made a capture."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ from typing import Any
 import pandas as pd
 
 from profiler_report.capture.model import Capture
+from profiler_report.cases import get_case
+from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import Manifest
+from profiler_report.cases.ranges import own_range
 from profiler_report.errors import InputError
 
 
@@ -53,9 +56,19 @@ def _label(row: Any, compiled: list[tuple[str, re.Pattern[str]]]) -> str | None:
             if rx.search(row.kernel) or rx.search(row.nvtx_range or ""):
                 return label
         return None
-    from profiler_report.live.target import NVTX_PREFIX
+    own = own_range(row.nvtx_range or "")
+    return own[1] if own else row.kernel
 
-    for part in reversed((row.nvtx_range or "").split("/")):
-        if part.startswith(NVTX_PREFIX):
-            return part[len(NVTX_PREFIX):]
-    return row.kernel
+
+def own_case(capture: Capture) -> Case | None:
+    """The case that made ``capture``: every launch sits in a ``pr_<case>.<stage>`` range (or a
+    legacy ``pr_<stage>`` one, a transpose) of one registered case; else None (a foreign capture).
+
+    Raises:
+        InputError: the ranges name a case this installation does not have.
+    """
+    found = {own_range(str(r or "")) for r in capture.launches()["nvtx_range"]}
+    cases = {f[0] for f in found if f is not None}
+    if None in found or len(cases) != 1:
+        return None
+    return get_case(cases.pop())

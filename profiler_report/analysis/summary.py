@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from profiler_report.capture.model import Capture
-from profiler_report.metrics import COLLECTED_BY, TIMING_COLUMNS, headline_row, stall_reasons
+from profiler_report.metrics import COLLECTED_BY, TIMING_COLUMNS, headline_row, required_metrics, stall_reasons
 
 
 def summarize(capture: Capture, stages: pd.DataFrame) -> pd.DataFrame:
@@ -62,7 +62,7 @@ def stall_table(capture: Capture, stages: pd.DataFrame) -> pd.DataFrame:
 def missing_metrics(capture: Capture) -> list[tuple[str, str]]:
     """(metric, how to collect it) for each metric the analysis reads that the capture lacks."""
     held = set(capture.metrics["metric"])
-    return [(m, how) for m, how in COLLECTED_BY.items() if m not in held]
+    return [(m, COLLECTED_BY[m]) for m in required_metrics() if m not in held]
 
 
 def add_timings(summary: pd.DataFrame, timings: list[dict[str, Any]]) -> pd.DataFrame:

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 
 from profiler_report.cases.manifest import Stage
-from profiler_report.metrics import _ratio
+from profiler_report.metrics import ratio
 
 
 def speed_column(summary: pd.DataFrame) -> str:
@@ -31,8 +31,8 @@ def deltas(summary: pd.DataFrame) -> pd.DataFrame:
         a, b = stages.iloc[i - 1], stages.iloc[i]
         rows.append({
             "stage": b["stage"], "previous": a["stage"],
-            "speedup": _ratio(a[col], b[col]), "speedup_source": col,
-            "speedup_ncu": _ratio(a["duration_us"], b["duration_us"]),
+            "speedup": ratio(a[col], b[col]), "speedup_source": col,
+            "speedup_ncu": ratio(a["duration_us"], b["duration_us"]),
             "excessive_wavefronts_removed": a["shared_excessive_wavefronts"] - b["shared_excessive_wavefronts"],
             "store_efficiency_gain_pts": b["global_store_efficiency_pct"] - a["global_store_efficiency_pct"],
             "load_efficiency_gain_pts": b["global_load_efficiency_pct"] - a["global_load_efficiency_pct"],
@@ -143,7 +143,7 @@ _VERDICT_METRICS = (
 def _speed_phrase(prev: pd.Series, row: pd.Series, speed_col: str) -> str:
     """'1.39x faster than padded', or 'as fast as X within the run-to-run spread' when the event
     timings' p10-p90 ranges overlap."""
-    sp = _ratio(prev[speed_col], row[speed_col])
+    sp = ratio(prev[speed_col], row[speed_col])
     if math.isnan(sp):
         return "speed not measured"
     if speed_col == "event_median_us":

@@ -21,6 +21,7 @@ from profiler_report.capture.csv_common import (
 from profiler_report.capture.model import METRIC_COLUMNS, RULE_COLUMNS, Capture, _check_file
 from profiler_report.capture.units import clean_rule_text, normalize_unit, short_kernel_name
 from profiler_report.errors import ReportUnreadableError
+from profiler_report.metrics import DETAILS_TO_METRIC
 
 #: Columns of :func:`details_table`: one row per (launch, section, metric) of the details page.
 DETAILS_COLUMNS = ["launch_id", "section", "name", "value", "unit"]
@@ -29,20 +30,6 @@ DETAILS_COLUMNS = ["launch_id", "section", "name", "value", "unit"]
 #: Details-page entries that are an ncu metric under another name, keyed by (section, name);
 #: checked value by value against the .ncu-rep of tests/data/h200_f32_4096. The details page
 #: rounds to three or four significant digits, so these values are coarser than the raw page's.
-DETAILS_TO_METRIC = {
-    ("GPU Speed Of Light Throughput", "Duration"): "gpu__time_duration.sum",
-    ("GPU Speed Of Light Throughput", "Elapsed Cycles"): "gpc__cycles_elapsed.max",
-    ("GPU Speed Of Light Throughput", "DRAM Throughput"): "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-    ("GPU Speed Of Light Throughput", "Memory Throughput"):
-        "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-    ("GPU Speed Of Light Throughput", "Compute (SM) Throughput"): "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    ("Memory Workload Analysis", "Memory Throughput"): "dram__bytes.sum.per_second",
-    ("Occupancy", "Achieved Occupancy"): "sm__warps_active.avg.pct_of_peak_sustained_active",
-    ("Occupancy", "Theoretical Occupancy"): "sm__maximum_warps_per_active_cycle_pct",
-    ("Launch Statistics", "Registers Per Thread"): "launch__registers_per_thread",
-    ("Launch Statistics", "Static Shared Memory Per Block"): "launch__shared_mem_per_block_static",
-    ("Launch Statistics", "Dynamic Shared Memory Per Block"): "launch__shared_mem_per_block_dynamic",
-}
 
 
 _RULE_TYPES = {"OPT": "optimization", "WRN": "warning", "ERR": "error", "INF": "none", "OK": "ok"}

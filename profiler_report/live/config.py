@@ -1,4 +1,4 @@
-"""Run settings."""
+"""Settings of a live run (``profiler-report run``), checked on creation."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from profiler_report.util.dtypes import DTYPES
 class RunConfig:
     """Settings of a live run (``profiler-report run``)."""
 
-    rows: int = 8192
-    cols: int = 8192
+    case: str = "transpose"
+    #: The case's dimensions for timing (``{"rows": 8192, "cols": 8192}``); empty: its default.
+    size: dict[str, int] = field(default_factory=dict)
+    #: The dimensions under ncu; empty: the same as ``size``.
+    profile_size: dict[str, int] = field(default_factory=dict)
     dtype: str = "float32"
-    profile_rows: int | None = None  # matrix size under ncu; None: same as rows/cols
-    profile_cols: int | None = None
     repeats: int = 30
     warmup: int = 5
     buffers: int = 3
@@ -29,8 +30,8 @@ class RunConfig:
     def __post_init__(self) -> None:
         if self.dtype not in DTYPES:
             raise InputError(f"unknown dtype {self.dtype!r}", f"use one of {', '.join(DTYPES)}")
-        if self.rows < 1 or self.cols < 1:
-            raise InputError(f"matrix size must be positive, got {self.rows}x{self.cols}")
+        if any(v < 1 for v in (*self.size.values(), *self.profile_size.values())):
+            raise InputError(f"sizes must be positive, got {self.size} and {self.profile_size}")
         if self.repeats < 20:
             raise InputError(f"--repeats must be at least 20 for a stable median, got {self.repeats}")
         if self.clock_control not in ("none", "base"):

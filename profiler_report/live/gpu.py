@@ -1,4 +1,5 @@
-"""GPU helpers."""
+"""GPU helpers shared by every case: CuPy and the device, poisoning, CUDA-event timing, NVTX
+ranges. CuPy is imported lazily, so the rest of the tool (and ``--help``) works without a GPU."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from profiler_report.errors import NoGpuError
-from profiler_report.util.dtypes import ITEMSIZE
 
 
 def import_cupy() -> Any:
@@ -46,32 +46,22 @@ def device_info() -> dict[str, Any]:
     }
 
 
-def random_matrix(cupy: Any, rows: int, cols: int, dtype: str, seed: int = 0) -> Any:
-    """Uniform values in [1, 2): random, never zero, exactly representable after the cast."""
-    rng = cupy.random.default_rng(seed)
-    return (rng.random((rows, cols), dtype=cupy.float32) + 1).astype(dtype)
-
-
 def poison(cupy: Any, arr: Any) -> None:
     """Fill with all-ones bytes (NaN for floats) so unwritten elements never match."""
     arr.view(cupy.uint8).fill(0xFF)
-
-
-def _bits(cupy: Any, arr: Any) -> Any:
-    return arr.view({2: cupy.uint16, 4: cupy.uint32, 8: cupy.uint64}[arr.dtype.itemsize])
 
 
 @dataclass
 class Timing:
     """Event-timed launches of one stage (or a peer) at one size. Times in microseconds.
 
-    Source: CUDA events around each launch, after warm-up, rotating ``buffers`` input/output
-    pairs; GB/s counts bytes read + written (2 * rows * cols * itemsize) / median time.
+    Source: CUDA events around each launch, after warm-up, rotating input/output buffer pairs;
+    ``gbps`` is the case's work model (bytes read + written per launch) over the median time.
+    ``size`` holds the case's dimensions.
     """
 
     name: str
-    rows: int
-    cols: int
+    size: dict[str, int]
     dtype: str
     repeats: int
     median_us: float
@@ -82,9 +72,9 @@ class Timing:
     source: str = "cuda-events"
 
 
-def time_launches(name: str, fn: Any, pairs: list[tuple[Any, Any]], rows: int, cols: int,
-                  dtype: str, repeats: int, warmup: int) -> Timing:
-    """Median of ``repeats`` event-timed calls of ``fn(src, dst)``, rotating buffer pairs."""
+def event_times_us(fn: Any, pairs: list[tuple[Any, Any]], repeats: int, warmup: int) -> list[float]:
+    """``repeats`` CUDA-event-timed calls of ``fn(src, dst)`` after ``warmup`` untimed ones,
+    rotating buffer pairs; sorted, in microseconds."""
     cupy = import_cupy()
     for i in range(warmup):
         fn(*pairs[i % len(pairs)])
@@ -97,19 +87,14 @@ def time_launches(name: str, fn: Any, pairs: list[tuple[Any, Any]], rows: int, c
         fn(src, dst)
         ends[i].record()
     ends[-1].synchronize()
-    us = sorted(cupy.cuda.get_elapsed_time(s, e) * 1000.0 for s, e in zip(starts, ends, strict=True))
+    return sorted(cupy.cuda.get_elapsed_time(s, e) * 1000.0 for s, e in zip(starts, ends, strict=True))
+
+
+def timing(name: str, us: list[float], size: dict[str, int], dtype: str, bytes_moved: int) -> Timing:
+    """A :class:`Timing` from sorted event times: median, p10, p90, min, GB/s."""
     q = statistics.quantiles(us, n=10)
     med = statistics.median(us)
-    nbytes = 2 * rows * cols * ITEMSIZE[dtype]
-    return Timing(name, rows, cols, dtype, repeats, med, q[0], q[-1], us[0], nbytes / (med * 1e3))
-
-
-def make_pairs(cupy: Any, rows: int, cols: int, dtype: str, buffers: int) -> list[tuple[Any, Any]]:
-    return [
-        # The output buffer also serves the copy kernels: they write the same number of bytes.
-        (random_matrix(cupy, rows, cols, dtype, seed=i + 1), cupy.empty((cols, rows), dtype=dtype))
-        for i in range(buffers)
-    ]
+    return Timing(name, dict(size), dtype, len(us), med, q[0], q[-1], us[0], bytes_moved / (med * 1e3))
 
 
 def memcpy_fn(cupy: Any) -> Any:
@@ -120,7 +105,7 @@ def memcpy_fn(cupy: Any) -> Any:
     return fn
 
 
-def _push_range(name: str) -> Any:
+def push_range(name: str) -> Any:
     try:
         import nvtx
 
@@ -142,4 +127,9 @@ def _push_range(name: str) -> Any:
 
 
 def asdicts(items: list[Any]) -> list[dict[str, Any]]:
-    return [asdict(i) for i in items]
+    """JSON-ready dicts; a ``size`` field is spread into its dimensions (``rows``, ``cols``)."""
+    out = []
+    for item in items:
+        d = asdict(item)
+        out.append({k: v for k, v in d.items() if k != "size"} | d.get("size", {}))
+    return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
 import shutil
@@ -187,10 +188,10 @@ def _kill(proc: subprocess.Popen) -> None:
             pass
 
 
-def target_command(rows: int, cols: int, dtype: str, stages: Sequence[str]) -> list[str]:
+def target_command(case: str, size: dict[str, int], dtype: str, stages: Sequence[str]) -> list[str]:
     """The stage launcher as ncu's target: this Python running ``profiler_report.live.target profile``."""
-    return [sys.executable, "-m", "profiler_report.live.target", "profile", "--rows", str(rows),
-            "--cols", str(cols), "--dtype", dtype, "--stages", ",".join(stages)]
+    return [sys.executable, "-m", "profiler_report.live.target", "profile", "--case", case,
+            "--size", json.dumps(size, sort_keys=True), "--dtype", dtype, "--stages", ",".join(stages)]
 
 
 def export_csv(ncu: str, report: Path, dest: Path, page: str = "raw", timeout_s: float = 300) -> None:

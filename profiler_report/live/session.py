@@ -1,4 +1,8 @@
-"""The live run."""
+"""The live run, end to end: validate -> time -> profile -> (read -> analyze -> render).
+
+Writes one report folder atomically: everything goes to ``<dest>.partial`` first and is renamed
+over ``<dest>`` only when complete, so an earlier report survives a failure or Ctrl-C.
+"""
 
 from __future__ import annotations
 
@@ -11,14 +15,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from profiler_report.cases.manifest import Manifest, load_manifest
+from profiler_report.cases import get_case
+from profiler_report.cases.base import Case
+from profiler_report.cases.manifest import Stage
+from profiler_report.cases.ranges import nvtx_range_name
 from profiler_report.errors import KernelIncorrectError
 from profiler_report.live import gpu
 from profiler_report.live import kernels as kern
 from profiler_report.live import ncu as prof
 from profiler_report.live.config import RunConfig
 from profiler_report.live.doctor import counters_off_reason
-from profiler_report.live.target import nvtx_range_name
 from profiler_report.util.fsio import atomic_dir, write_json
 from profiler_report.util.timer import StepTimer, log
 
@@ -52,16 +58,20 @@ def nvidia_driver() -> str:
         return "unknown"
 
 
-def provenance(cfg: RunConfig, ncu: str | None, stages: list[str]) -> dict[str, Any]:
-    """Everything that makes a run comparable and traceable (stored as provenance.json)."""
-    info = gpu.device_info()
+def provenance(cfg: RunConfig, case: Case, ncu: str | None, stages: list[str]) -> dict[str, Any]:
+    """Everything that makes a run comparable and traceable (stored as provenance.json).
+
+    The case's dimensions are stored flat (``rows``, ``cols`` for the transpose), those under ncu
+    as ``profile_<dim>``; ``dims`` names them.
+    """
+    size, psize = case.size(cfg.size), case.size(cfg.profile_size or cfg.size)
     return {
         "mode": "live",
         "date_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
-        "commit": git_commit(Path(__file__).resolve().parent.parent),
+        "commit": git_commit(Path(__file__).resolve().parent.parent.parent),
         "host": platform.node(),
         "python": platform.python_version(),
-        **info,
+        **gpu.device_info(),
         "driver": nvidia_driver(),
         "ncu": ncu or "not used",
         "ncu_version": prof.ncu_version(ncu) if ncu else "not used",
@@ -69,10 +79,10 @@ def provenance(cfg: RunConfig, ncu: str | None, stages: list[str]) -> dict[str, 
         "counters": "collected" if cfg.counters else f"unavailable ({counters_off_reason()})",
         "clock_control": cfg.clock_control if cfg.counters else "n/a (no profiler)",
         "cache_control": "all (ncu default: caches flushed before each replay pass)" if cfg.counters else "n/a",
-        "rows": cfg.rows,
-        "cols": cfg.cols,
-        "profile_rows": cfg.profile_rows or cfg.rows,
-        "profile_cols": cfg.profile_cols or cfg.cols,
+        "case": case.name,
+        "dims": list(case.dims),
+        **size,
+        **{f"profile_{d}": v for d, v in psize.items()},
         "dtype": cfg.dtype,
         "repeats": cfg.repeats,
         "buffers": cfg.buffers,
@@ -80,64 +90,72 @@ def provenance(cfg: RunConfig, ncu: str | None, stages: list[str]) -> dict[str, 
     }
 
 
-def live_run(cfg: RunConfig, dest: Path, manifest: Manifest | None = None,
-             render: Callable[[Path], Any] | None = None, timer: StepTimer | None = None,
-             peers: bool = False, sweep: Path | None = None) -> None:
-    """Validate, time and profile every stage; write the report folder ``dest`` atomically.
+def _measure(cfg: RunConfig, case: Case, stages: list[Stage], timer: StepTimer) -> tuple[list, list]:
+    """Build, validate every stage and the ceiling, event-time the correct ones."""
+    size = case.size(cfg.size)
+    with timer.step("build"):
+        module, names = kern.compile_module(case, cfg.dtype)
+        kernels = kern.Kernels(module, names, cfg.dtype, case)
+    with timer.step("validate"):
+        validations = [kern.validate(kernels, s, size) for s in (*stages, case.manifest.ceiling)]
+        for v in validations:
+            log(f"  {v.stage:<14} {'correct' if v.correct else 'WRONG: ' + v.message}")
+    good = [s for s, v in zip(stages, validations, strict=False) if v.correct]
+    with timer.step("time"):
+        timings = kern.time_stages(kernels, [*good, case.manifest.ceiling], size, cfg.repeats, cfg.warmup,
+                                   cfg.buffers)
+        for t in timings:
+            log(f"  {t.name:<14} {t.median_us:9.1f} us  {t.gbps:7.1f} GB/s")
+    return validations, timings
+
+
+def _profile(cfg: RunConfig, case: Case, profiled: list[Stage], ncu: str, out: Path, timer: StepTimer) -> None:
+    """One ncu process: ``--set full`` on one launch per stage, exported to ``out/profile.ncu-rep``."""
+    with timer.step("profile"):
+        cmd = prof.NcuCommand(
+            ncu=ncu, export=out / "profile",
+            target=prof.target_command(case.name, case.size(cfg.profile_size or cfg.size), cfg.dtype,
+                                       [s.id for s in profiled]),
+            ranges=[nvtx_range_name(case.name, s.id) for s in profiled],
+            clock_control=cfg.clock_control,
+        )
+        prof.run_ncu(cmd, cfg.ncu_timeout_s, log_path=out / "ncu.log")
+
+
+def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = None,
+             timer: StepTimer | None = None, peers: bool = False, sweep: Path | None = None) -> None:
+    """Validate, time and profile every stage of ``cfg.case``; write the report folder ``dest``
+    atomically.
 
     Files: validation.json, timings.json, provenance.json, profile.ncu-rep (+ ncu.log), bench.json
-    (``peers``: stages against peer libraries at the timing size), sweep.json (a copy of ``sweep``,
-    an earlier ``profiler-report bench`` result), then whatever ``render(folder)`` writes
-    (index.html, summary.csv/json).
+    (``peers``: stages against the case's peers at the timing size), sweep.json (a copy of
+    ``sweep``, an earlier ``profiler-report bench`` result), then whatever ``render(folder)``
+    writes (index.html, summary.csv/json).
 
     Raises:
         NoGpuError, NcuNotFoundError, CounterPermissionError, NoKernelProfiledError,
-        NcuFailedError, NcuTimeoutError; KernelIncorrectError after writing the report when a
-        stage was wrong.
+        NcuFailedError, NcuTimeoutError; InputError for an unknown case or stage;
+        KernelIncorrectError after writing the report when a stage was wrong.
     """
-    manifest = manifest or load_manifest()
+    case = get_case(cfg.case)
     timer = timer or StepTimer()
-    stages = [manifest.stage(s) for s in cfg.stages] if cfg.stages else list(manifest.stages)
+    stages = [case.manifest.stage(s) for s in cfg.stages] if cfg.stages else list(case.manifest.stages)
     ncu = prof.find_ncu(cfg.ncu) if cfg.counters else None
     gpu.import_cupy()  # no GPU or CuPy: fail before any output, with one line
-    prow, pcol = cfg.profile_rows or cfg.rows, cfg.profile_cols or cfg.cols
     with atomic_dir(dest) as out:
-        with timer.step("build"):
-            module, names = kern.compile_module(manifest, cfg.dtype)
-            kernels = kern.Kernels(module, names, cfg.dtype, manifest.tile)
-        with timer.step("validate"):
-            validations = [kern.validate(kernels, s, cfg.rows, cfg.cols) for s in (*stages, manifest.ceiling)]
-            for v in validations:
-                log(f"  {v.stage:<14} {'correct' if v.correct else 'WRONG: ' + v.message}")
+        validations, timings = _measure(cfg, case, stages, timer)
         good = [s for s, v in zip(stages, validations, strict=False) if v.correct]
-        with timer.step("time"):
-            timings = kern.time_stages(kernels, [*good, manifest.ceiling], cfg.rows, cfg.cols,
-                                      cfg.repeats, cfg.warmup, cfg.buffers)
-            for t in timings:
-                log(f"  {t.name:<14} {t.median_us:9.1f} us  {t.gbps:7.1f} GB/s")
-        prov = provenance(cfg, ncu, [s.id for s in stages])
+        prov = provenance(cfg, case, ncu, [s.id for s in stages])
         write_json(out / "validation.json", gpu.asdicts(validations))
         write_json(out / "timings.json", {"provenance": prov, "timings": gpu.asdicts(timings)})
         write_json(out / "provenance.json", prov)
-        del kernels, module
         if peers:
             with timer.step("peers"):
-                from profiler_report.live.bench import as_json, bench_size
-
-                rows = bench_size(manifest, cfg.rows, cfg.cols, cfg.dtype, repeats=cfg.repeats, stages=good)
-                write_json(out / "bench.json", as_json(rows, prov))
+                write_json(out / "bench.json", case.bench_at(case.size(cfg.size), cfg.dtype, cfg.repeats, good, prov))
         if sweep is not None:
             shutil.copyfile(sweep, out / "sweep.json")
         if ncu and good:
-            with timer.step("profile"):
-                profiled = [*good, manifest.ceiling]
-                cmd = prof.NcuCommand(
-                    ncu=ncu, export=out / "profile",
-                    target=prof.target_command(prow, pcol, cfg.dtype, [s.id for s in profiled]),
-                    ranges=[nvtx_range_name(s.id) for s in profiled],
-                    clock_control=cfg.clock_control,
-                )
-                prof.run_ncu(cmd, cfg.ncu_timeout_s, log_path=out / "ncu.log")
+            _profile(cfg, case, [*good, case.manifest.ceiling], ncu, out, timer)
         if render is not None:
             with timer.step("render"):
                 render(out)

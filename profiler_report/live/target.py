@@ -1,36 +1,40 @@
-"""ncu target."""
+"""The target process of ncu: ``python -m profiler_report.live.target profile --case NAME ...``.
+
+It validates each stage, then launches each one exactly once inside the NVTX push/pop range
+``pr_<case>.<stage>`` (:func:`profiler_report.cases.ranges.nvtx_range_name`), the range that
+``ncu --nvtx-include pr_<case>.<stage>/`` filters on. Warm-up and validation launches sit outside
+every range, so ncu profiles one launch per stage.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import replace
 
-from profiler_report.cases.manifest import Stage, load_manifest
-from profiler_report.live.gpu import _push_range, import_cupy, random_matrix
+from profiler_report.cases import get_case
+from profiler_report.cases.base import Size
+from profiler_report.cases.manifest import Stage
+from profiler_report.cases.ranges import nvtx_range_name
+from profiler_report.live.gpu import import_cupy, push_range
 from profiler_report.live.kernels import Kernels, Validation, compile_module, validate
 
-NVTX_PREFIX = "pr_"
 
-
-def nvtx_range_name(stage_id: str) -> str:
-    """NVTX push/pop range around a stage's profiled launch (the ``--nvtx-include`` filter)."""
-    return f"{NVTX_PREFIX}{stage_id}"
-
-
-def profile_launches(kernels: Kernels, stages: list[Stage], rows: int, cols: int) -> list[Validation]:
+def profile_launches(kernels: Kernels, stages: list[Stage], size: Size) -> list[Validation]:
     """Target side of ncu: validate, warm up, then one launch per stage in its NVTX range."""
     cupy = import_cupy()
-    results = [validate(kernels, st, rows, cols) for st in stages]
-    a = random_matrix(cupy, rows, cols, kernels.dtype, seed=1)
-    out = cupy.empty((cols, rows), dtype=kernels.dtype)  # a copy writes the same number of bytes
+    case = kernels.case
+    results = [validate(kernels, st, size) for st in stages]
+    a = case.make_input(cupy, size, kernels.dtype, seed=1)
     for st, v in zip(stages, results, strict=True):
         if not v.correct:
             continue
-        kernels.launch(st, a, out, rows, cols)  # warm-up, outside every range
+        out = case.make_output(cupy, st, size, kernels.dtype)
+        kernels.launch(st, a, out, size)  # warm-up, outside every range
         cupy.cuda.runtime.deviceSynchronize()
-        with _push_range(nvtx_range_name(st.id)):
-            kernels.launch(st, a, out, rows, cols)
+        with push_range(nvtx_range_name(case.name, st.id)):
+            kernels.launch(st, a, out, size)
             cupy.cuda.runtime.deviceSynchronize()
     return results
 
@@ -39,29 +43,27 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m profiler_report.live.target",
                                 description="ncu target: one profiled launch per stage")
     p.add_argument("mode", choices=["profile"])
-    p.add_argument("--rows", type=int, required=True)
-    p.add_argument("--cols", type=int, required=True)
+    p.add_argument("--case", default="transpose")
+    p.add_argument("--size", required=True, help='the case\'s dimensions as JSON, e.g. {"rows": 4096, "cols": 4096}')
     p.add_argument("--dtype", required=True)
     p.add_argument("--stages", required=True,
                    help="comma-separated stage ids; ID:OTHER launches stage OTHER's kernel under ID's range "
                         "(how the deliberately regressed fixture is recorded)")
-    p.add_argument("--manifest", default=None)
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pathlib import Path
-
     args = _parse(sys.argv[1:] if argv is None else argv)
-    manifest = load_manifest(Path(args.manifest) if args.manifest else None)
-    module, names = compile_module(manifest, args.dtype)
-    kernels = Kernels(module, names, args.dtype, manifest.tile)
+    case = get_case(args.case)
+    size = case.size(json.loads(args.size))
+    module, names = compile_module(case, args.dtype)
+    kernels = Kernels(module, names, args.dtype, case)
     stages = []
     for item in args.stages.split(","):
         label, _, kernel_of = item.partition(":")
-        st = manifest.stage(kernel_of or label)
+        st = case.manifest.stage(kernel_of or label)
         stages.append(replace(st, id=label) if kernel_of else st)
-    results = profile_launches(kernels, stages, args.rows, args.cols)
+    results = profile_launches(kernels, stages, size)
     bad = [v for v in results if not v.correct]
     for v in bad:
         print(f"profiler-report: {v.message}", file=sys.stderr)

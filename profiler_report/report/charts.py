@@ -193,24 +193,29 @@ def capture_chart_jobs(analysis: Analysis, timings: list[dict[str, Any]] | None 
     return jobs
 
 
-def fill_charts(page: Page, drawn: dict[str, Any]) -> None:
+def attach_charts(page: Page, drawn: dict[str, Any], counters: str = "") -> None:
     """Put the results of :func:`sidecar_chart_jobs` and :func:`capture_chart_jobs` into ``page``,
-    each chart's ids with a prefix of its own so that none repeats on the page."""
+    each chart's ids with a prefix of its own so that none repeats on the page; without counters
+    (``counters`` names why) no stall chart is shown."""
     page.overview_svg = scope_ids(drawn["bandwidth"][None], "overview-")
     for i, section in enumerate(page.stages):
         section.bandwidth_svg = scope_ids(drawn["bandwidth"].get(section.id, ""), f"bandwidth-{i}-")
-        section.stall_svg = scope_ids(drawn.get(f"stalls:{section.id}", ""), f"stalls-{i}-")
+        section.stall_svg = "" if counters else scope_ids(drawn.get(f"stalls:{section.id}", ""), f"stalls-{i}-")
     page.peers_svg = scope_ids(drawn.get("peers", ""), "peers-")
     page.sweep_svg = scope_ids(drawn.get("sweep", ""), "sweep-")
     page.shapes_svg = scope_ids(drawn.get("shapes", ""), "shapes-")
 
 
-def draw_charts(page: Page, analysis: Analysis, timings: list[dict[str, Any]] | None = None,
-                bench: list[dict[str, Any]] | None = None, sweep: list[dict[str, Any]] | None = None) -> None:
-    """Draw the charts of a :func:`build_page` page into it, in this process (0.05-0.4 s a chart;
-    :class:`ChartPool` draws them side by side)."""
-    jobs = {**sidecar_chart_jobs(bench, sweep), **capture_chart_jobs(analysis, timings)}
-    fill_charts(page, {key: fn(*args) for key, (fn, args) in jobs.items()})
+def chart_jobs(analysis: Analysis, timings: list[dict[str, Any]] | None = None,
+               bench: list[dict[str, Any]] | None = None,
+               sweep: list[dict[str, Any]] | None = None) -> dict[str, ChartJob]:
+    """Every chart job of one page."""
+    return {**sidecar_chart_jobs(bench, sweep), **capture_chart_jobs(analysis, timings)}
+
+
+def draw_here(jobs: dict[str, ChartJob]) -> dict[str, Any]:
+    """Run chart jobs in this process (0.05-0.4 s a chart; :class:`ChartPool` runs them side by side)."""
+    return {key: fn(*args) for key, (fn, args) in jobs.items()}
 
 
 def peers_chart_data(bench: list[dict[str, Any]]) -> pd.DataFrame:

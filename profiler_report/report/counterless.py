@@ -1,11 +1,15 @@
-"""Counter-less runs."""
+"""A run without performance counters (``run --no-counters``, or ERR_NVGPUCTRPERM): its analysis.
+
+Every stage was still validated and the correct ones event-timed; this module turns those
+sidecar files (validation.json, timings.json, provenance.json) into the same
+:class:`~profiler_report.analysis.Analysis` a capture gives, every counter column NaN. The page
+builder then shows those cells as 'unavailable (<reason>)' (:mod:`profiler_report.report.cells`).
+"""
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 import re
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -14,13 +18,10 @@ from profiler_report.analysis import Analysis
 from profiler_report.analysis.summary import add_timings
 from profiler_report.analysis.verdicts import deltas, judge_expectations, speed_column, stage_verdict
 from profiler_report.capture.model import RULE_COLUMNS
-from profiler_report.cases.manifest import Manifest, load_manifest
+from profiler_report.cases.base import Case
+from profiler_report.cases.manifest import Manifest
 from profiler_report.errors import CounterPermissionError, InputError
 from profiler_report.metrics import HEADLINE, HEADLINE_BY_NAME, TIMING_COLUMNS
-from profiler_report.report.annotate import annotate_stages
-from profiler_report.report.html import write_outputs
-from profiler_report.report.notes import page_notes
-from profiler_report.report.page import SUMMARY_COLUMNS, Page, build_page
 
 _REASON = re.compile(r"unavailable \((.+)\)")
 
@@ -36,22 +37,20 @@ def _dims(shape: tuple[int, ...]) -> str:
     return f"({', '.join(str(d) for d in dims)})"
 
 
-def _launch(manifest: Manifest, stage_id: str, prov: dict[str, Any]) -> tuple[str, str, str]:
+def _launch(case: Case, stage_id: str, prov: dict[str, Any]) -> tuple[str, str, str]:
     """(kernel, grid, block) of a stage as the run launched it; '?' where provenance lacks the size."""
-    from profiler_report.live.kernels import launch_shape
-
     try:
-        stage = manifest.stage(stage_id)
+        stage = case.manifest.stage(stage_id)
     except InputError:
         return stage_id, "?", "?"
     try:
-        grid, block = launch_shape(stage, int(prov["rows"]), int(prov["cols"]), str(prov["dtype"]), manifest.tile)
+        launch = case.launch(stage, {d: int(prov[d]) for d in case.dims}, str(prov["dtype"]))
     except (KeyError, TypeError, ValueError):
         return stage.kernel, "?", "?"
-    return stage.kernel, _dims(grid), _dims(block)
+    return stage.kernel, _dims(launch.grid), _dims(launch.block)
 
 
-def timings_summary(manifest: Manifest, validation: list[dict[str, Any]], timings: list[dict[str, Any]],
+def timings_summary(case: Case, validation: list[dict[str, Any]], timings: list[dict[str, Any]],
                     prov: dict[str, Any]) -> pd.DataFrame:
     """The per-stage summary (analyze.summarize's columns) of a run without counters.
 
@@ -62,8 +61,8 @@ def timings_summary(manifest: Manifest, validation: list[dict[str, Any]], timing
     ids = [v["stage"] for v in validation] or [t["name"] for t in timings if t["name"] != "memcpy"]
     rows = []
     for i, sid in enumerate(ids):
-        kernel, grid, block = _launch(manifest, sid, prov)
-        rows.append({"stage": sid, "role": "ceiling" if sid == manifest.ceiling.id else "stage", "kernel": kernel,
+        kernel, grid, block = _launch(case, sid, prov)
+        rows.append({"stage": sid, "role": "ceiling" if sid == case.manifest.ceiling.id else "stage", "kernel": kernel,
                      "launch_id": i, "grid": grid, "block": block, **{c.name: math.nan for c in HEADLINE},
                      "shared_excessive_source": "unavailable", "top_stalls": ""})
     return add_timings(pd.DataFrame(rows), timings)
@@ -89,22 +88,6 @@ def timings_analysis(summary: pd.DataFrame, manifest: Manifest, label: str) -> A
     )
 
 
-def mark_unavailable(page: Page, analysis: Analysis, label: str) -> None:
-    """Every counter cell of the page reads ``label`` instead of 'not measured'."""
-    cols = [c for c in SUMMARY_COLUMNS if c in analysis.summary]
-    for row in page.summary_rows:
-        for i, c in enumerate(cols):
-            if c in HEADLINE_BY_NAME:
-                row["cells"][i] = label
-    for section in page.stages:
-        for m in section.metrics:
-            if m.name in HEADLINE_BY_NAME:
-                m.value, m.change, m.moved = label, "", False
-                m.previous = label if m.previous else ""
-        section.raw_conflicts = {"loads": label, "stores": label}
-        section.stall_svg = ""
-
-
 def counters_note(reason: str) -> str:
     """What the missing counters mean and how to get them."""
     how = CounterPermissionError.default_hint.split("; or use")[0] if reason == "permission" \
@@ -114,39 +97,3 @@ def counters_note(reason: str) -> str:
             f"({', '.join(c.label for c in TIMING_COLUMNS[:2])}). To collect counters: {how}.")
 
 
-def render_timings_only(folder: Path, manifest: Manifest | None = None, out: Path | None = None,
-                        live: bool = True) -> tuple[Analysis, list[Path]]:
-    """Render ``folder``'s validation.json + timings.json + provenance.json into a report.
-
-    Writes index.html, summary.csv and summary.json into ``out`` (default: ``folder``), each to a
-    temporary name first. Returns the analysis and the written paths.
-
-    Raises:
-        InputError: the folder holds neither validation.json nor timings.json, or one is corrupt.
-    """
-    from profiler_report.capture.sidecars import read_sidecars
-
-    side = read_sidecars(folder)
-    if not side.validation and not side.timings:
-        raise InputError(f"{folder} holds neither validation.json nor timings.json",
-                         "run `profiler-report run --no-counters` to make them")
-    manifest = manifest or load_manifest()
-    prov: dict[str, Any] = dict(side.provenance or {})
-    reason = unavailable_reason(prov)
-    label = f"unavailable ({reason})"
-    summary = timings_summary(manifest, side.validation or [], side.timings or [], prov)
-    analysis = timings_analysis(summary, manifest, label)
-    prov["mode"] = "live run" if live else "recorded capture"
-    prov["capture"] = "none: no profiler ran"
-    prov["rendered_utc"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    prov["mode_note"] = (f"No performance counters ({reason}): every stage was validated and event-timed; "
-                         "counter columns are marked unavailable.")
-    page = build_page(analysis, prov, manifest, side.timings, side.validation)
-    mark_unavailable(page, analysis, label)
-    page.notes.extend([counters_note(reason), *page_notes(prov)])
-    annotate_stages(page, analysis, None, manifest, side.validation)
-    for section, (_, row) in zip(page.stages, analysis.summary[analysis.summary["role"] == "stage"].iterrows(),
-                                 strict=False):
-        section.conflict_context = f"Launch shape: block {row['block']}, grid {row['grid']}; counters {label}."
-        section.attribution, section.attribution_note = [], ""
-    return analysis, write_outputs(out or folder, page, analysis)

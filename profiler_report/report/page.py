@@ -1,9 +1,10 @@
-"""The page model."""
+"""The page model: plain dataclasses built once by :func:`build_page`; templates only lay them out."""
 
 from __future__ import annotations
 
 import difflib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,9 +14,13 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import CudaLexer, DiffLexer
 
 from profiler_report.analysis import Analysis
-from profiler_report.cases.manifest import Manifest, stage_sources
+from profiler_report.capture.model import Capture
+from profiler_report.cases.base import Case
+from profiler_report.cases.manifest import stage_sources
 from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
-from profiler_report.report.charts import draw_charts
+from profiler_report.report.annotate import add_stage_extras
+from profiler_report.report.cells import CellRules, cell
+from profiler_report.report.charts import attach_charts
 from profiler_report.report.tables import bench_rows, shape_table, shape_verdicts, sweep_table
 from profiler_report.util.fmt import fmt
 
@@ -97,6 +102,7 @@ class Page:
     missing: list[tuple[str, str]]
     validation: list[dict[str, Any]]
     sources: list[tuple[str, str]]
+    validation_text: str = ""
     notes: list[str] = field(default_factory=list)
     peers_svg: str = ""
     peers_rows: list[dict[str, str]] = field(default_factory=list)
@@ -112,47 +118,38 @@ class Page:
 _FORMATTER = HtmlFormatter(noclasses=True, nowrap=False, style="friendly")
 
 
-def code_diff_html(previous: str | None, current: str, prev_id: str, cur_id: str) -> str:
-    """The stage's source as a highlighted unified diff from the previous stage (or in full)."""
+def code_diff_html(previous: str | None, current: str, prev_id: str, cur_id: str, case: Case | None = None) -> str:
+    """The stage's source as a highlighted unified diff from the previous stage (or in full);
+    the case makes what differs by design (function names) equal first."""
     if previous is None:
         return highlight(current, CudaLexer(), _FORMATTER)
-    # Function names differ by design; compare bodies so the diff shows the one real change.
-    norm_prev = previous.replace(f"transpose_{prev_id}", "transpose_STAGE")
-    norm_cur = current.replace(f"transpose_{cur_id}", "transpose_STAGE")
+    norm_prev = case.normalize_source(previous, prev_id) if case else previous
+    norm_cur = case.normalize_source(current, cur_id) if case else current
     diff = "\n".join(difflib.unified_diff(norm_prev.splitlines(), norm_cur.splitlines(),
                                           fromfile=prev_id, tofile=cur_id, lineterm="", n=3))
     return highlight(diff or "(no source change)", DiffLexer(), _FORMATTER)
 
 
-def _cell(row: pd.Series, col: str) -> str:
-    if col in _NO_SHARED and row.get(_NO_SHARED[col]) == 0:
-        return "n/a"  # the kernel issues no shared-memory instruction of this kind
-    return fmt(row[col], _COLUMNS[col].unit)
-
-
-def _metric_rows(prev: pd.Series | None, row: pd.Series) -> list[MetricRow]:
+def _metric_rows(prev: pd.Series | None, row: pd.Series, rules: CellRules) -> list[MetricRow]:
     out = []
     for name in STAGE_METRICS:
         if name not in row.index:
             continue
-        col = _COLUMNS[name]
-        cur = row[name]
-        old = prev[name] if prev is not None and name in prev.index else math.nan
+        cur, old = cell(row, name, rules), cell(prev, name, rules) if prev is not None else None
         change, moved = "", False
-        if prev is not None and not (pd.isna(cur) or pd.isna(old)):
-            if old != 0:
-                rel = (cur - old) / abs(old)
-                change = f"{rel:+.0%}"
-                moved = abs(rel) >= 0.05
-            elif cur != 0:
+        if old is not None and cur.value is not None and old.value is not None:
+            if old.value != 0:
+                rel = (cur.value - old.value) / abs(old.value)
+                change, moved = f"{rel:+.0%}", abs(rel) >= 0.05
+            elif cur.value != 0:
                 change, moved = "from 0", True
             else:
                 change = "="
-        source = col.source
+        source = _COLUMNS[name].source
         if name == "shared_excessive_wavefronts" and row.get("shared_excessive_source") == "computed":
             source += " [computed: the derived metric was not in the capture]"
-        out.append(MetricRow(name, col.label, _cell(prev, name) if prev is not None else "",
-                             _cell(row, name), change, source, moved))
+        out.append(MetricRow(name, _COLUMNS[name].label, str(old) if old is not None else "", str(cur), change,
+                             source, moved))
     return out
 
 
@@ -161,85 +158,124 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
             for r in frame.to_dict("records")]
 
 
-def build_page(analysis: Analysis, provenance: dict[str, Any], manifest: Manifest | None = None,
-               timings: list[dict[str, Any]] | None = None, validation: list[dict[str, Any]] | None = None,
-               charts: bool = True, bench: list[dict[str, Any]] | None = None,
-               sweep: list[dict[str, Any]] | None = None) -> Page:
-    """All the data the template shows, computed from the analysis and the provenance; with
-    ``charts``, the charts too, drawn here (:func:`draw_charts`), else left empty."""
-    summary = analysis.summary
-    stages = summary[summary["role"] == "stage"].reset_index(drop=True)
-    sources = stage_sources(manifest.source_text()) if manifest else {}
-    titles = {s.id: s for s in manifest.stages} if manifest else {}
-    valid = {v["stage"]: v for v in validation or []}
-    sections = []
-    for i, row in stages.iterrows():
-        prev = stages.iloc[i - 1] if i else None
-        sid = row["stage"]
-        st = titles.get(sid)
-        cur_src = sources.get(sid)
+@dataclass
+class PageInputs:
+    """Everything one page is built from. ``case`` is the case that made the capture (None for a
+    capture made elsewhere); ``capture`` gives the per-instruction attribution (None without
+    counters); ``comparison`` and ``comparison_note`` come from ``render --baseline``."""
+
+    analysis: Analysis
+    provenance: dict[str, Any]
+    case: Case | None = None
+    capture: Capture | None = None
+    timings: list[dict[str, Any]] | None = None
+    validation: list[dict[str, Any]] | None = None
+    bench: list[dict[str, Any]] | None = None
+    sweep: list[dict[str, Any]] | None = None
+    counters: str = ""  # "" when collected, else why not ("permission", "--no-counters")
+    notes: list[str] = field(default_factory=list)
+    comparison: list[dict[str, Any]] = field(default_factory=list)
+    comparison_note: str = ""
+
+
+def _correct_text(v: dict[str, Any] | None, case: Case | None) -> str:
+    if v is None:
+        return "not validated here (recorded capture)"
+    return f"correct ({case.compare_text if case else 'validated'})" if v["correct"] else "WRONG: " + v["message"]
+
+
+def _section(inp: PageInputs, rules: CellRules, prev: pd.Series | None, row: pd.Series,
+             sources: dict[str, str]) -> StageSection:
+    a, case, sid = inp.analysis, inp.case, row["stage"]
+    st = next((s for s in case.manifest.stages if s.id == sid), None) if case else None
+    cur_src = sources.get(sid)
+    if cur_src is not None:
         prev_src = sources.get(prev["stage"]) if prev is not None else None
-        if cur_src is not None:
-            code = code_diff_html(prev_src if prev is not None else None, cur_src,
-                                  prev["stage"] if prev is not None else "", sid)
-            note = f"diff from {prev['stage']}" if prev is not None else "full source"
-        else:
-            code, note = "", "source not available: this capture was not made from the project's kernels"
-        exp = analysis.expectations[analysis.expectations["stage"] == sid]
-        rc = analysis.rule_changes[analysis.rule_changes["stage"] == sid]
-        findings = analysis.rules[(analysis.rules.get("stage") == sid) &
-                                  analysis.rules["type"].isin(["warning", "optimization", "error"])] \
-            if not analysis.rules.empty else analysis.rules
-        v = valid.get(sid)
-        sections.append(StageSection(
-            id=sid, title=st.title if st else sid, kernel=row["kernel"], change=st.change if st else "",
-            verdict=analysis.verdicts.get(sid, ""),
-            correct=("correct (bit-exact against cupy.transpose)" if v["correct"] else "WRONG: " + v["message"])
-            if v else "not validated here (recorded capture)",
-            launch=f"grid {row['grid']}, block {row['block']}",
-            code_html=code, code_note=note,
-            metrics=_metric_rows(prev, row),
-            expectations=_records(exp),
-            raw_conflicts={"loads": fmt(row["bank_conflicts_ld_raw"]), "stores": fmt(row["bank_conflicts_st_raw"])},
-            top_stalls=row["top_stalls"],
-            rules_appear=_records(rc[rc["change"] == "appears"]),
-            rules_vanish=_records(rc[rc["change"] == "vanishes"]),
-            findings=_records(findings[["title", "message", "speedup_pct"]]) if len(findings) else [],
-            bandwidth_svg="", stall_svg="",  # filled by fill_charts
-        ))
-    header = ["stage", *[_COLUMNS[c].label for c in SUMMARY_COLUMNS if c in summary], "verdict"]
+        code = code_diff_html(prev_src if prev is not None else None, cur_src,
+                              prev["stage"] if prev is not None else "", sid, case)
+        note = f"diff from {prev['stage']}" if prev is not None else "full source"
+    else:
+        code, note = "", "source not available: this capture was not made from the project's kernels"
+    exp = a.expectations[a.expectations["stage"] == sid]
+    rc = a.rule_changes[a.rule_changes["stage"] == sid]
+    findings = a.rules[(a.rules.get("stage") == sid) & a.rules["type"].isin(["warning", "optimization", "error"])] \
+        if not a.rules.empty else a.rules
+    valid = {v["stage"]: v for v in inp.validation or []}
+    section = StageSection(
+        id=sid, title=st.title if st else sid, kernel=row["kernel"], change=st.change if st else "",
+        verdict=a.verdicts.get(sid, ""), correct=_correct_text(valid.get(sid), case),
+        launch=f"grid {row['grid']}, block {row['block']}", code_html=code, code_note=note,
+        metrics=_metric_rows(prev, row, rules), expectations=_records(exp),
+        raw_conflicts={"loads": str(cell(row, "bank_conflicts_ld_raw", rules)),
+                       "stores": str(cell(row, "bank_conflicts_st_raw", rules))},
+        top_stalls=row["top_stalls"],
+        rules_appear=_records(rc[rc["change"] == "appears"]), rules_vanish=_records(rc[rc["change"] == "vanishes"]),
+        findings=_records(findings[["title", "message", "speedup_pct"]]) if len(findings) else [],
+        bandwidth_svg="", stall_svg="")
+    add_stage_extras(section, row, inp, cur_src)
+    if sid in rules.wrong:
+        section.verdict = "Incorrect: this stage failed validation, so no speed is claimed for it."
+        section.notes.append("WRONG result: " + str(valid[sid].get("message", "validation failed")))
+    return section
+
+
+def _summary_rows(inp: PageInputs, rules: CellRules) -> tuple[list[str], list[dict[str, Any]]]:
+    summary = inp.analysis.summary
+    cols = [c for c in SUMMARY_COLUMNS if c in summary]
+    header = ["stage", *[_COLUMNS[c].label for c in cols], "verdict"]
     rows = []
     for _, r in summary.iterrows():
-        cells = [_cell(r, c) for c in SUMMARY_COLUMNS if c in summary]
         default = "ceiling reference" if r["role"] == "ceiling" else ""
         # The table keeps the speed clause; the stage's section gives the whole verdict.
-        rows.append({"stage": r["stage"], "role": r["role"], "cells": cells,
-                     "verdict": analysis.verdicts.get(r["stage"], default).split(";")[0].rstrip(".") })
-    ceilings = [{"name": t["name"], "gbps": fmt(t["gbps"]), "median_us": fmt(t["median_us"])}
-                for t in timings or [] if t["name"] in ("memcpy", manifest.ceiling.id if manifest else "copy")]
-    mode = provenance.get("mode", "recorded capture")
-    sweep_frame = sweep_table(sweep) if sweep else pd.DataFrame()
+        verdict = inp.analysis.verdicts.get(r["stage"], default).split(";")[0].rstrip(".")
+        if r["stage"] in rules.wrong:
+            verdict = "incorrect: validation failed, no speed is claimed"
+        rows.append({"stage": r["stage"], "role": r["role"], "cells": [cell(r, c, rules) for c in cols],
+                     "verdict": verdict})
+    return header, rows
+
+
+def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = None) -> Page:
+    """The whole page, from :class:`PageInputs`: every cell's state decided by
+    :func:`~profiler_report.report.cells.cell`; ``charts`` (called last: the charts may still be
+    drawing in worker processes) gives the SVGs (:func:`~profiler_report.report.charts.chart_fields`)."""
+    a, prov, case = inp.analysis, inp.provenance, inp.case
+    rules = CellRules(frozenset(v["stage"] for v in inp.validation or [] if not v.get("correct", True)),
+                      inp.counters)
+    stages = a.summary[a.summary["role"] == "stage"].reset_index(drop=True)
+    sources = stage_sources(case.manifest.source_text()) if case else {}
+    sections = [_section(inp, rules, stages.iloc[i - 1] if i else None, row, sources) for i, row in stages.iterrows()]
+    header, rows = _summary_rows(inp, rules)
+    ceiling_id = case.manifest.ceiling.id if case else "copy"
+    sweep_frame = sweep_table(inp.sweep) if inp.sweep else pd.DataFrame()
+    shapes = shape_table(inp.sweep) if inp.sweep else pd.DataFrame()
     page = Page(
-        title=f"Staged optimization report: {provenance.get('gpu', 'unknown GPU')}",
-        mode=mode,
-        mode_note=provenance.get("mode_note", ""),
-        environment=environment_rows(provenance),
-        summary_header=header, summary_rows=rows,
-        overview_svg="",  # filled by fill_charts, as are peers_svg and sweep_svg
-        stages=sections, ceilings=ceilings,
-        missing=analysis.missing,
-        validation=list(validation or []),
-        sources=[(c.label, c.source) for c in (*HEADLINE, *TIMING_COLUMNS)],
-        peers_rows=bench_rows(bench or []),
-        sweep_rows=_records(sweep_frame) if not sweep_frame.empty else [],
+        title=f"Staged optimization report: {prov.get('gpu', 'unknown GPU')}",
+        mode=prov.get("mode", "recorded capture"), mode_note=prov.get("mode_note", ""),
+        environment=environment_rows(prov), summary_header=header, summary_rows=rows, overview_svg="",
+        stages=sections,
+        ceilings=[{"name": t["name"], "gbps": fmt(t["gbps"]), "median_us": fmt(t["median_us"])}
+                  for t in inp.timings or [] if t["name"] in ("memcpy", ceiling_id)],
+        missing=a.missing, validation=_validation_rows(inp), validation_text=case.validation_text if case else "",
+        sources=[(c.label, c.source) for c in (*HEADLINE, *TIMING_COLUMNS)], notes=list(inp.notes),
+        peers_rows=bench_rows(inp.bench or []), sweep_rows=_records(sweep_frame) if not sweep_frame.empty else [],
+        shapes_rows=_records(shapes) if not shapes.empty else [],
+        shapes_verdicts=shape_verdicts(shapes) if not shapes.empty else [],
+        comparison=inp.comparison, comparison_note=inp.comparison_note,
     )
-    shapes = shape_table(sweep) if sweep else pd.DataFrame()
-    if not shapes.empty:
-        page.shapes_rows = _records(shapes)
-        page.shapes_verdicts = shape_verdicts(shapes)
-    if charts:
-        draw_charts(page, analysis, timings, bench, sweep)
+    if charts is not None:
+        attach_charts(page, charts(), inp.counters)
     return page
+
+
+def _validation_rows(inp: PageInputs) -> list[dict[str, Any]]:
+    """validation.json entries with their size as the case writes it ('8192x8192')."""
+    out = []
+    for v in inp.validation or []:
+        dims = inp.case.dims if inp.case else ("rows", "cols")
+        size = "x".join(str(v[d]) for d in dims if d in v) or "?"
+        out.append({**v, "size": size})
+    return out
 
 
 _ENV_KEYS = (

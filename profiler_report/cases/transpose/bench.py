@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""The transpose's benchmark: every stage against memcpy, copy kernels at 4, 8 and 16 bytes per
+access and the peer libraries (cupy, cuBLAS geam, torch eager and compiled, Triton, JAX), a
+block-shape sweep of the last stage, and a sweep over sizes and dtypes. GPU only."""
 
 from __future__ import annotations
 
@@ -9,9 +11,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from profiler_report.cases.manifest import Manifest, Stage
-from profiler_report.live.gpu import device_info, import_cupy, make_pairs, memcpy_fn, poison
-from profiler_report.live.kernels import Kernels, compile_module, tuned_shape
+from profiler_report.cases.base import Case
+from profiler_report.cases.manifest import Stage
+from profiler_report.cases.transpose.launch import tuned_shape
+from profiler_report.live.gpu import device_info, import_cupy, memcpy_fn, poison
+from profiler_report.live.kernels import Kernels, compile_module
 from profiler_report.util.dtypes import ITEMSIZE
 
 #: fn(src, dst): writes the result into dst and returns None, or returns its own result array
@@ -66,9 +70,9 @@ SHAPES = ((8, 8, 64), (8, 16, 128), (16, 8, 128), (16, 16, 128), (8, 32, 256), (
 MAX_DYNAMIC_SMEM = 232448
 
 
-def shape_stages(manifest: Manifest, dtype: str) -> list[Stage]:
+def shape_stages(case: Case, dtype: str) -> list[Stage]:
     """The manifest's ``vec_tuned`` stage at every SHAPES entry whose tile fits in shared memory."""
-    tuned = [s for s in manifest.stages if s.launch == "vec_tuned"]
+    tuned = [s for s in case.manifest.stages if s.launch == "vec_tuned"]
     if not tuned:
         return []
     base, v = tuned[-1], 16 // ITEMSIZE[dtype]
@@ -185,7 +189,7 @@ def jax_time(cupy: Any, src: Any, repeats: int) -> tuple[list[float] | None, str
     return us, "wall clock incl. dispatch; jit(x.T + 0)"
 
 
-def bench_size(manifest: Manifest, rows: int, cols: int, dtype: str, *, repeats: int = 30, warmup: int = 5,
+def bench_size(case: Case, rows: int, cols: int, dtype: str, *, repeats: int = 30, warmup: int = 5,
                buffers: int = 3, with_peers: bool = True, stages: list[Stage] | None = None,
                options: tuple[str, ...] = (), suffix: str = "") -> list[BenchRow]:
     """Time memcpy, the copy kernels, the stages and (optionally) the peers at one size.
@@ -195,13 +199,13 @@ def bench_size(manifest: Manifest, rows: int, cols: int, dtype: str, *, repeats:
     """
     cupy = import_cupy()
     l2 = device_info()["l2_bytes"]
-    module, names = compile_module(manifest, dtype, options, extra=COPIES)
-    k = Kernels(module, names, dtype, manifest.tile)
-    pairs = make_pairs(cupy, rows, cols, dtype, buffers)
+    module, names = compile_module(case, dtype, options, extra=COPIES)
+    k = Kernels(module, names, dtype, case)
+    pairs = make_pairs(case, cupy, rows, cols, dtype, buffers)
     rows_out = [_memcpy_row(cupy, pairs, rows, cols, dtype, repeats, warmup, l2)]
-    entries: list[tuple[str, str, Stage]] = [("copy (4-byte tiled)", "ceiling", manifest.ceiling)]
+    entries: list[tuple[str, str, Stage]] = [("copy (4-byte tiled)", "ceiling", case.manifest.ceiling)]
     entries += [(c.id, "ceiling", c) for c in COPIES]
-    entries += [(s.id + suffix, "stage", s) for s in (stages or manifest.stages)]
+    entries += [(s.id + suffix, "stage", s) for s in (stages or case.manifest.stages)]
     rows_out += [_kernel_row(cupy, k, name, kind, st, pairs, rows, cols, repeats, warmup, l2)
                  for name, kind, st in entries]
     if with_peers:
@@ -222,14 +226,14 @@ def _kernel_row(cupy: Any, k: Kernels, name: str, kind: str, st: Stage, pairs: l
                 rows: int, cols: int, repeats: int, warmup: int, l2: int) -> BenchRow:
     """One kernel checked bit for bit, then event-timed; a wrong one gets NaN times and a WRONG note."""
     def fn(src: Any, dst: Any) -> None:
-        k.launch(st, src, dst, rows, cols)
+        k.launch(st, src, dst, {"rows": rows, "cols": cols})
     bad = check_output(cupy, name, fn, pairs, copy=st.op == "copy")
     if bad:
         return _row(name, kind, [float("nan")] * 20, rows, cols, k.dtype, "cuda-events", l2, "WRONG: " + bad)
     return _row(name, kind, event_time(cupy, fn, pairs, repeats, warmup), rows, cols, k.dtype, "cuda-events", l2)
 
 
-def bench_shapes(manifest: Manifest, rows: int, cols: int, dtype: str, *, repeats: int = 30, warmup: int = 5,
+def bench_shapes(case: Case, rows: int, cols: int, dtype: str, *, repeats: int = 30, warmup: int = 5,
                  buffers: int = 3) -> list[BenchRow]:
     """The block-shape sweep: memcpy, then the ``vec_tuned`` stage at every tile shape of SHAPES.
 
@@ -238,13 +242,13 @@ def bench_shapes(manifest: Manifest, rows: int, cols: int, dtype: str, *, repeat
     """
     cupy = import_cupy()
     l2 = device_info()["l2_bytes"]
-    shapes = shape_stages(manifest, dtype)
+    shapes = shape_stages(case, dtype)
     if not shapes:
         return []
-    chosen = next(s for s in manifest.stages if s.launch == "vec_tuned").targs
-    module, names = compile_module(manifest, dtype, extra=tuple(shapes))
-    k = Kernels(module, names, dtype, manifest.tile)
-    pairs = make_pairs(cupy, rows, cols, dtype, buffers)
+    chosen = next(s for s in case.manifest.stages if s.launch == "vec_tuned").targs
+    module, names = compile_module(case, dtype, extra=tuple(shapes))
+    k = Kernels(module, names, dtype, case)
+    pairs = make_pairs(case, cupy, rows, cols, dtype, buffers)
     out = [_memcpy_row(cupy, pairs, rows, cols, dtype, repeats, warmup, l2)]
     v = 16 // ITEMSIZE[dtype]
     for st in shapes:
@@ -312,7 +316,7 @@ SWEEP_SIZES = ((1024, 1024), (2048, 2048), (4096, 4096), (8192, 8192), (16384, 1
                (8192, 2048), (2048, 8192), (4097, 8191), (1000, 3000))
 
 
-def run_all(manifest: Manifest, *, quick: bool = False, repeats: int = 30) -> list[BenchRow]:
+def run_all(case: Case, *, quick: bool = False, repeats: int = 30) -> list[BenchRow]:
     """The whole benchmark: headline sizes with peers, dtypes at equal bytes, the sweep, attempts."""
     rows: list[BenchRow] = []
     headline = [(8192, 8192, "float32")] if quick else [
@@ -320,8 +324,8 @@ def run_all(manifest: Manifest, *, quick: bool = False, repeats: int = 30) -> li
         (8192, 16384, "float16"), (8192, 4096, "float64"),
     ]
     for r, c, dt in headline:
-        rows += bench_size(manifest, r, c, dt, repeats=repeats)
-        rows += bench_shapes(manifest, r, c, dt, repeats=repeats)
+        rows += bench_size(case, r, c, dt, repeats=repeats)
+        rows += bench_shapes(case, r, c, dt, repeats=repeats)
         print(f"benched {r}x{c} {dt}", flush=True)
     if quick:
         return rows
@@ -329,10 +333,17 @@ def run_all(manifest: Manifest, *, quick: bool = False, repeats: int = 30) -> li
     for dt in ("float32", "float16", "float64"):
         for r, c in SWEEP_SIZES:
             if (r, c, dt) not in tags:
-                rows += bench_size(manifest, r, c, dt, repeats=repeats, with_peers=False)
+                rows += bench_size(case, r, c, dt, repeats=repeats, with_peers=False)
         print(f"swept {dt}", flush=True)
-    vec = [s for s in manifest.stages if s.launch == "vec"]
+    vec = [s for s in case.manifest.stages if s.launch == "vec"]
     for opt in ("-maxrregcount=32",):
-        rows += bench_size(manifest, 8192, 8192, "float32", repeats=repeats, with_peers=False,
+        rows += bench_size(case, 8192, 8192, "float32", repeats=repeats, with_peers=False,
                            stages=vec, options=(opt,), suffix=f" [{opt}]")
     return rows
+
+
+def make_pairs(case: Case, cupy: Any, rows: int, cols: int, dtype: str, buffers: int) -> list[tuple[Any, Any]]:
+    """(input, output) pairs; the output buffer also serves the copies (they write as many bytes)."""
+    size = {"rows": rows, "cols": cols}
+    return [(case.make_input(cupy, size, dtype, seed=i + 1), cupy.empty((cols, rows), dtype=dtype))
+            for i in range(buffers)]

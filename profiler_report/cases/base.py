@@ -1,0 +1,170 @@
+"""The case seam: what the generic pipeline asks of one kernel ladder.
+
+The pipeline never names a case's kernels, shapes or arrays: it asks the :class:`Case` for them.
+A size is a dict of the case's dimensions (``{"rows": 8192, "cols": 8192}`` for the transpose,
+``{"n": 268435456}`` for a reduction). Arrays are CuPy arrays; the GPU-side methods are only
+called on a machine with a GPU, by :mod:`profiler_report.live`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from profiler_report.cases.manifest import Manifest, Stage, load_manifest
+from profiler_report.errors import InputError
+from profiler_report.util.resources import resource_dir
+
+Size = dict[str, int]
+
+
+@dataclass(frozen=True)
+class Work:
+    """What one launch moves and computes: the denominator of GB/s and TFLOP/s.
+
+    ``bytes_moved`` counts bytes read plus bytes written (the work model, not what the hardware
+    moved: ncu's DRAM bytes say that); ``flops`` is 0 for pure data movement.
+    """
+
+    bytes_moved: int
+    flops: int = 0
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Grid and block of one launch, and its dynamic shared memory in bytes."""
+
+    grid: tuple[int, ...]
+    block: tuple[int, ...]
+    shared_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How one output compared with its reference: ``ok``, how many elements differ, where the
+    first one is (an index into the output) and what was expected and found there."""
+
+    ok: bool
+    mismatches: int = 0
+    first_wrong: tuple[int, ...] | None = None
+    expected: str = ""
+    got: str = ""
+
+
+class Case:
+    """One kernel ladder. Subclasses set the class attributes and implement the GPU methods.
+
+    Attributes:
+        name: registry name, also the folder ``kernels/<name>/``.
+        title: how the report names the case.
+        dims: the size's dimensions, in order (``("rows", "cols")``).
+        default_size: the size ``run`` times at without options.
+        compare_text: how outputs are compared, for the report ("bit-exact against ...", or the
+            tolerance and why).
+        validation_text: how each stage is validated (input, poisoning, comparison).
+    """
+
+    name: str = ""
+    title: str = ""
+    dims: tuple[str, ...] = ()
+    default_size: Size = {}  # noqa: RUF012 (class-level constant, never mutated)
+    compare_text: str = ""
+    validation_text: str = ""
+
+    # -- files --------------------------------------------------------------------------------
+
+    @property
+    def folder(self) -> Path:
+        """``kernels/<name>/``: the manifest, the kernel source, the default thresholds."""
+        return resource_dir("kernels") / self.name
+
+    @cached_property
+    def manifest(self) -> Manifest:
+        """The case's ``stages.toml``, read once per process.
+
+        Raises:
+            InputError: the manifest is missing or malformed.
+        """
+        return load_manifest(self.folder / "stages.toml")
+
+    def thresholds(self) -> Path | None:
+        """The case's default thresholds file (``kernels/<name>/thresholds.toml``), if any."""
+        path = self.folder / "thresholds.toml"
+        return path if path.is_file() else None
+
+    # -- sizes and work -------------------------------------------------------------------------
+
+    def size(self, values: dict[str, int | None]) -> Size:
+        """A size from options (missing ones from :attr:`default_size`), checked.
+
+        Raises:
+            InputError: a dimension is not a positive integer, or unknown.
+        """
+        unknown = set(values) - set(self.dims)
+        if unknown:
+            raise InputError(f"case {self.name} has no dimension {', '.join(sorted(unknown))}",
+                             f"its dimensions are {', '.join(self.dims)}")
+        size = {d: int(values.get(d) or self.default_size[d]) for d in self.dims}
+        if any(v < 1 for v in size.values()):
+            raise InputError(f"{self.name} size must be positive, got {self.size_text(size)}")
+        return size
+
+    def size_text(self, size: Size) -> str:
+        """'8192x8192' for two dimensions, 'n=1024' for one."""
+        if len(self.dims) == 1:
+            return f"{self.dims[0]}={size[self.dims[0]]}"
+        return "x".join(str(size[d]) for d in self.dims)
+
+    def work(self, stage: Stage, size: Size, dtype: str) -> Work:
+        raise NotImplementedError
+
+    # -- launching ----------------------------------------------------------------------------
+
+    def launch(self, stage: Stage, size: Size, dtype: str) -> Launch:
+        raise NotImplementedError
+
+    def kernel_args(self, stage: Stage, inputs: Any, output: Any, size: Size) -> tuple[Any, ...]:
+        raise NotImplementedError
+
+    def make_input(self, cupy: Any, size: Size, dtype: str, seed: int) -> Any:
+        """Random input, never zeros."""
+        raise NotImplementedError
+
+    def make_output(self, cupy: Any, stage: Stage, size: Size, dtype: str) -> Any:
+        raise NotImplementedError
+
+    def reference(self, cupy: Any, stage: Stage, inputs: Any) -> Any:
+        raise NotImplementedError
+
+    def compare(self, cupy: Any, out: Any, ref: Any) -> Comparison:
+        raise NotImplementedError
+
+    # -- report ------------------------------------------------------------------------------
+
+    def normalize_source(self, source: str, stage_id: str) -> str:
+        """A stage's source with what differs by design (its function name) made equal, so the
+        diff between stages shows the one real change."""
+        return source
+
+    def stage_notes(self, row: Any, source: str | None) -> tuple[str, list[str]]:
+        """(context line, warnings) the report shows beside a stage's conflict figures."""
+        return "", []
+
+    def bench_at(self, size: Size, dtype: str, repeats: int, stages: list[Stage],
+                 provenance: dict[str, Any]) -> dict[str, Any]:
+        """The stages against the case's peers at one size (GPU): bench.json's content."""
+        raise InputError(f"case {self.name} has no peers to time", "run without --peers")
+
+    def bench(self, *, quick: bool, repeats: int) -> list[Any]:
+        """Time the stages against the case's ceilings and peers (GPU); rows for bench.json."""
+        raise InputError(f"case {self.name} has no benchmark", "run `profiler-report run` instead")
+
+    def bench_table(self, rows: list[Any]) -> str:
+        """:meth:`bench` rows as the plain-text table ``profiler-report bench`` prints."""
+        raise NotImplementedError
+
+    def bench_json(self, rows: list[Any], provenance: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`bench` rows as bench.json's content."""
+        raise NotImplementedError

@@ -1,0 +1,95 @@
+"""The flagship case: a row-major matrix transpose, naive to the copy ceiling.
+
+Data in global memory is row-major before and after; only the shared tile is read column-wise.
+Stages, their expected effects and the ceiling copy are in ``kernels/transpose/stages.toml``.
+Outputs are compared bit for bit with ``cupy.ascontiguousarray(a.T)`` (a copy stage with ``a``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from profiler_report.cases.base import Case, Comparison, Launch, Size, Work
+from profiler_report.cases.manifest import Stage
+from profiler_report.cases.transpose.launch import dynamic_smem_bytes, launch_shape
+from profiler_report.cases.transpose.notes import block_shape_warning, tile_shape
+from profiler_report.util.dtypes import ITEMSIZE
+
+
+class TransposeCase(Case):
+    """``out[c, r] = in[r, c]`` for a ``rows x cols`` matrix of float16, float32 or float64."""
+
+    name = "transpose"
+    title = "matrix transpose"
+    dims = ("rows", "cols")
+    default_size = {"rows": 8192, "cols": 8192}  # noqa: RUF012
+    compare_text = "bit-exact against cupy.transpose"
+    validation_text = ("Random input in [1, 2) (never zero), output poisoned with all-ones bytes before each "
+                       "launch, compared bit for bit with `cupy.transpose`.")
+
+    def work(self, stage: Stage, size: Size, dtype: str) -> Work:
+        """Bytes read + written: ``2 * rows * cols * itemsize`` (a copy moves as much)."""
+        return Work(2 * size["rows"] * size["cols"] * ITEMSIZE[dtype])
+
+    def launch(self, stage: Stage, size: Size, dtype: str) -> Launch:
+        grid, block = launch_shape(stage, size["rows"], size["cols"], dtype, self.manifest.tile)
+        return Launch(tuple(grid), tuple(block), dynamic_smem_bytes(stage, dtype))
+
+    def kernel_args(self, stage: Stage, inputs: Any, output: Any, size: Size) -> tuple[Any, ...]:
+        import numpy as np
+
+        return inputs, output, np.int32(size["rows"]), np.int32(size["cols"])
+
+    def make_input(self, cupy: Any, size: Size, dtype: str, seed: int) -> Any:
+        """Uniform values in [1, 2): random, never zero, exactly representable after the cast."""
+        rng = cupy.random.default_rng(seed)
+        return (rng.random((size["rows"], size["cols"]), dtype=cupy.float32) + 1).astype(dtype)
+
+    def make_output(self, cupy: Any, stage: Stage, size: Size, dtype: str) -> Any:
+        shape = (size["rows"], size["cols"]) if stage.op == "copy" else (size["cols"], size["rows"])
+        return cupy.empty(shape, dtype=dtype)
+
+    def reference(self, cupy: Any, stage: Stage, inputs: Any) -> Any:
+        return inputs if stage.op == "copy" else cupy.ascontiguousarray(inputs.T)
+
+    def compare(self, cupy: Any, out: Any, ref: Any) -> Comparison:
+        """Bit for bit: a transpose moves bits, so any difference is a bug."""
+        width = {2: cupy.uint16, 4: cupy.uint32, 8: cupy.uint64}[out.dtype.itemsize]
+        wrong = cupy.flatnonzero(out.view(width) != ref.view(width))
+        if int(wrong.size) == 0:
+            return Comparison(True)
+        first = tuple(int(i) for i in divmod(int(wrong[0]), out.shape[1]))
+        return Comparison(False, int(wrong.size), first, repr(ref[first].item()), repr(out[first].item()))
+
+    def normalize_source(self, source: str, stage_id: str) -> str:
+        return source.replace(f"transpose_{stage_id}", "transpose_STAGE")
+
+    def stage_notes(self, row: Any, source: str | None) -> tuple[str, list[str]]:
+        tile = tile_shape(source, self.manifest.tile)
+        warning = block_shape_warning(row, tile)
+        return tile, [warning] if warning else []
+
+    def bench_at(self, size: Size, dtype: str, repeats: int, stages: list[Stage],
+                 provenance: dict[str, Any]) -> dict[str, Any]:
+        from profiler_report.cases.transpose.bench import as_json, bench_size
+
+        rows = bench_size(self, size["rows"], size["cols"], dtype, repeats=repeats, stages=stages)
+        return as_json(rows, provenance)
+
+    def bench(self, *, quick: bool, repeats: int) -> list[Any]:
+        from profiler_report.cases.transpose.bench import run_all
+
+        return run_all(self, quick=quick, repeats=repeats)
+
+    def bench_table(self, rows: list[Any]) -> str:
+        from profiler_report.cases.transpose.bench import table
+
+        return table(rows)
+
+    def bench_json(self, rows: list[Any], provenance: dict[str, Any]) -> dict[str, Any]:
+        from profiler_report.cases.transpose.bench import as_json
+
+        return as_json(rows, provenance)
+
+
+CASE = TransposeCase()

@@ -1,0 +1,48 @@
+"""Launch geometry of the transpose stages: grid, block and dynamic shared memory per ``launch``
+kind of ``kernels/transpose/stages.toml``."""
+
+from __future__ import annotations
+
+from profiler_report.cases.manifest import Stage
+from profiler_report.util.dtypes import ITEMSIZE
+
+#: Micro-rows per warp of ``transpose_vec_deep`` and ``transpose_vec_colwalk`` (their DEPTH default).
+VEC_DEEP_DEPTH = 2
+#: Bytes per access of copy_wide's word types.
+WORD_BYTES = {"unsigned int": 4, "uint2": 8, "uint4": 16}
+
+
+def tuned_shape(stage: Stage) -> tuple[int, int, int]:
+    """(micro-block rows, micro-block columns, threads per block) of a ``vec_tuned`` launch."""
+    trc, tcc, nt = (int(a) for a in stage.targs)
+    return trc, tcc, nt
+
+
+def dynamic_smem_bytes(stage: Stage, dtype: str) -> int:
+    """Dynamic shared memory of a launch in bytes: the 16-byte-chunk tiles of the deep stages."""
+    v = 16 // ITEMSIZE[dtype]
+    if stage.launch in ("vec_deep", "vec_colwalk"):
+        return 32 * v * 8 * VEC_DEEP_DEPTH * 16
+    if stage.launch == "vec_tuned":
+        trc, tcc, _ = tuned_shape(stage)
+        return trc * tcc * v * 16
+    return 0
+
+
+def launch_shape(stage: Stage, rows: int, cols: int, dtype: str, tile: int = 32) -> tuple[tuple, tuple]:
+    """(grid, block) of a stage's launch for a ``rows x cols`` input."""
+    v = 16 // ITEMSIZE[dtype]
+    if stage.launch == "vec":
+        return ((cols + 32 * v - 1) // (32 * v), (rows + 8 * v - 1) // (8 * v)), (256,)
+    if stage.launch in ("vec_deep", "vec_colwalk"):
+        depth = VEC_DEEP_DEPTH
+        gx, gy = (cols + 32 * v - 1) // (32 * v), (rows + 8 * v * depth - 1) // (8 * v * depth)
+        return ((gx, gy) if stage.launch == "vec_deep" else (gy, gx)), (256,)
+    if stage.launch == "vec_tuned":
+        trc, tcc, nt = tuned_shape(stage)
+        return (-(-rows // (trc * v)) * -(-cols // (tcc * v)),), (nt,)
+    if stage.launch == "copy_wide":
+        words = rows * cols * ITEMSIZE[dtype] // WORD_BYTES[stage.targs[0]]
+        per_block = 256 * int(stage.targs[1])
+        return (max(1, -(-words // per_block)),), (256,)
+    return ((cols + tile - 1) // tile, (rows + tile - 1) // tile), (32, 8)
