@@ -31,7 +31,8 @@ ID_COLUMNS = [
 #: the raw page holds twice (collector-prefixed TPC.TriageCompute.<metric> beside the plain one).
 METRIC_COLUMNS = [
     "gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
-    "derived__memory_l1_wavefronts_shared_excessive", "memory_l1_wavefronts_shared", "memory_l1_wavefronts_shared_ideal",
+    "derived__memory_l1_wavefronts_shared_excessive", "memory_l1_wavefronts_shared",
+    "memory_l1_wavefronts_shared_ideal",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     "smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum",
     "launch__registers_per_thread",
@@ -44,7 +45,8 @@ METRIC_COLUMNS = [
 LAUNCHES = ("0", "1")
 #: Metrics a `--set basic` capture lacks (Source Counters and Memory Workload Analysis tables).
 NOT_IN_BASIC = [
-    "derived__memory_l1_wavefronts_shared_excessive", "memory_l1_wavefronts_shared", "memory_l1_wavefronts_shared_ideal",
+    "derived__memory_l1_wavefronts_shared_excessive", "memory_l1_wavefronts_shared",
+    "memory_l1_wavefronts_shared_ideal",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     "smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum",
     "dram__bytes_read.sum", "dram__bytes_write.sum",

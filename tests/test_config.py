@@ -37,7 +37,8 @@ def test_bad_manifest(tmp_path):
         load_manifest(bad)
 
 
-@pytest.mark.parametrize("kwargs", [{"dtype": "int8"}, {"size": {"rows": 0, "cols": 8}}, {"repeats": 5}, {"clock_control": "max"}])
+@pytest.mark.parametrize("kwargs", [{"dtype": "int8"}, {"size": {"rows": 0, "cols": 8}}, {"repeats": 5},
+                                    {"clock_control": "max"}])
 def test_bad_run_config(kwargs):
     with pytest.raises(InputError):
         RunConfig(**kwargs)
