@@ -9,7 +9,7 @@ VENV=${VENV:-.venv}
 # Use this Python as it is when it already has what the tool needs (a GPU box with its own
 # stack and no package index, for example); otherwise install into the virtual environment.
 if PYTHONPATH=$PWD "$PYTHON" -c "import pandas, jinja2, matplotlib, pygments, click
-from profiler_report import _ncu
+from profiler_report.capture import ncu_module as _ncu
 assert _ncu.available()" 2>/dev/null; then
   PY=$PYTHON
   export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
