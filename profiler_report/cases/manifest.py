@@ -82,7 +82,7 @@ def _stage(raw: dict) -> Stage:
     template = raw.get("template", [])
     if not isinstance(template, list):
         raise InputError(f"stage {raw['id']}: template must be a list, got {template!r}",
-                         "write it as [rows, cols, threads] in kernels/stages.toml")
+                         "write it as [rows, cols, threads] in kernels/<case>/stages.toml")
     if raw.get("launch") == "vec_tuned":
         _check_tile_shape(raw["id"], template)
     targs = tuple(str(a) for a in template)
@@ -101,7 +101,7 @@ def _stage(raw: dict) -> Stage:
 def _check_tile_shape(stage_id: str, template: list[Any]) -> None:
     """A vec_tuned ``template`` is [micro-block rows, micro-block columns, threads]: the kernel's
     static_assert, checked before NVRTC so a bad manifest fails with a one-line message."""
-    fix = "fix `template` in kernels/stages.toml: [rows, cols, threads], multiples of 8, threads divisible by both"
+    fix = "fix `template` in kernels/<case>/stages.toml: [rows, cols, threads], multiples of 8, threads divisible by both"
     if len(template) != 3 or not all(isinstance(a, int) and not isinstance(a, bool) for a in template):
         raise InputError(f"stage {stage_id}: template must be three integers, got {template}", fix)
     trc, tcc, nt = template
@@ -111,7 +111,7 @@ def _check_tile_shape(stage_id: str, template: list[Any]) -> None:
 
 
 def load_manifest(path: Path | None = None) -> Manifest:
-    """Read the stage manifest (default: the packaged ``kernels/stages.toml``).
+    """Read the stage manifest (default: the packaged ``kernels/<case>/stages.toml``).
 
     Raises:
         InputError: the file is missing, is not TOML, or lacks a required key.
@@ -128,7 +128,7 @@ def load_manifest(path: Path | None = None) -> Manifest:
             block=tuple(raw.get("block", (32, 8))),  # type: ignore[arg-type]
         )
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
-        raise InputError(f"bad stage manifest {path}: {exc}", "fix kernels/stages.toml") from exc
+        raise InputError(f"bad stage manifest {path}: {exc}", "fix kernels/<case>/stages.toml") from exc
 
 
 _STAGE_RE = re.compile(r"^// stage: (\w+)\s*$(.*?)^// end stage\s*$", re.M | re.S)

@@ -67,7 +67,7 @@ def shape_verdicts(shapes: pd.DataFrame) -> list[str]:
                 text += ", the chosen shape"
             elif c["p10_us"] > best["p90_us"]:
                 text += (f"; the chosen {c['shape']} ({c['pct_of_memcpy']:.1f}%) is slower beyond the spread: "
-                         "change `template` in kernels/stages.toml")
+                         "change `template` in kernels/<case>/stages.toml")
             else:
                 text += f"; the chosen {c['shape']} ({c['pct_of_memcpy']:.1f}%) is within the spread of it"
         out.append(text)
