@@ -1,20 +1,31 @@
-"""A run loaded for judging: a capture, its sidecar files and its analysis."""
+"""A run loaded for judging: a capture, its sidecar files and its analysis.
+
+The input side of ``check`` and ``diff`` (and of ``render --baseline``'s comparison):
+:func:`load_run` reads a capture (:mod:`profiler_report.capture`), the ``timings.json`` /
+``provenance.json`` beside it, labels and analyzes it (:func:`profiler_report.analysis.analyze`)
+and returns a :class:`Run` for :mod:`profiler_report.gate` and :mod:`.compare`. Nothing here
+imports the HTML layer or the GPU side.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from profiler_report.analysis import Analysis, analyze
 from profiler_report.capture.load import read_capture
 from profiler_report.capture.model import Capture
+from profiler_report.capture.sidecars import Sidecars, read_sidecars
+from profiler_report.cases.manifest import Manifest, load_manifest
 from profiler_report.errors import InputError
 
-if TYPE_CHECKING:
-    pass
+#: The prefix of the NVTX range the project's own stage launcher puts around each stage
+#: (``pr_<stage id>``); the same value as ``profiler_report.live.target.NVTX_PREFIX``, which
+#: this module may not import (``check`` and ``diff`` load nothing of the GPU side).
+OWN_NVTX_PREFIX = "pr_"
 
 
 @dataclass
@@ -24,8 +35,8 @@ class Run:
     path: Path
     capture: Capture
     analysis: Analysis
-    sidecars: Any  # report.Sidecars: timings.json, provenance.json, validation.json, ...
-    manifest: Any = None  # config.Manifest for the project's own captures, else None
+    sidecars: Sidecars  # timings.json, provenance.json, validation.json, ... beside the capture
+    manifest: Manifest | None = None  # kernels/stages.toml for the project's own captures, else None
 
     @property
     def timings(self) -> list[dict[str, Any]] | None:
@@ -40,11 +51,19 @@ class Run:
 
     @property
     def summary(self) -> pd.DataFrame:
+        """The per-stage headline table (one row per stage, ceiling rows included)."""
         return self.analysis.summary
 
     def stages(self) -> list[str]:
         """Every stage label (ceiling rows included), in launch order."""
         return [str(s) for s in self.summary["stage"]]
+
+
+def own_manifest_for(capture: Capture, manifest: Manifest) -> Manifest | None:
+    """``manifest`` when every launch of ``capture`` ran in one of the project's own stage ranges
+    (NVTX ``pr_...``, see :data:`OWN_NVTX_PREFIX`), else None: its expectations apply only then."""
+    ranges = capture.launches()["nvtx_range"].fillna("")
+    return manifest if len(ranges) and ranges.str.contains(OWN_NVTX_PREFIX, regex=False).all() else None
 
 
 _TIMING_KEYS = ("name", "median_us", "p10_us", "p90_us", "gbps")
@@ -53,14 +72,15 @@ _TIMING_KEYS = ("name", "median_us", "p10_us", "p90_us", "gbps")
 def load_run(path: Path, labels: list[tuple[str, str]] | None = None) -> Run:
     """Read, label and analyze a capture plus ``timings.json`` / ``provenance.json`` beside it.
 
+    Args:
+        path: a .ncu-rep or raw-page CSV export.
+        labels: ``--stage`` (label, regex) pairs; None labels the project's own stages by their
+            NVTX ranges and any other capture's launches by kernel name.
+
     Raises:
         ReportUnreadableError: the capture cannot be read.
         InputError: a sidecar is corrupt, or a ``--stage`` pattern is bad.
     """
-    from profiler_report.capture.sidecars import read_sidecars
-    from profiler_report.cases.manifest import load_manifest
-    from profiler_report.report.build import own_manifest_for
-
     path = Path(path)
     capture = read_capture(path)
     side = read_sidecars(path.parent)
