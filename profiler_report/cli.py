@@ -19,26 +19,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from . import __version__
-from .errors import InputError, ProfilerReportError
+from .errors import InputError, ProfilerReportError, exit_codes_help
 
 if TYPE_CHECKING:
     from profiler_report.capture.readahead import PendingRead
 
-EXIT_CODES = """\b
-Exit codes:
-  0    success
-  1    findings: a threshold rule failed, or a kernel variant was wrong
-  2    bad input: usage, thresholds file, unreadable capture, unknown stage
-  3    Nsight Compute (ncu) not found
-  4    GPU performance counters not permitted (ERR_NVGPUCTRPERM)
-  5    ncu profiled no kernel (the filter matched nothing)
-  6    ncu exited non-zero
-  7    ncu ran past its timeout
-  8    no usable GPU or CuPy for a live run
-  9    a metric the analysis needs is missing
-  70   internal error (a bug): rerun with --debug and report it
-  130  interrupted (Ctrl-C)
-"""
+#: The ``Exit codes:`` epilog of every command's ``--help``, from :data:`errors.EXIT_CODE_TABLE`.
+EXIT_CODES = exit_codes_help()
+
 #: Most processes drawing charts for ``render``: a page has about a dozen, the slowest ~0.4 s.
 CHART_WORKERS = 8
 

@@ -1,25 +1,33 @@
 """One exception root for everything the tool reports to a user.
 
 Each error carries an exit code and a fix; the CLI prints ``error: <message> (fix: <hint>)`` on
-one line and exits with the code. Codes (also in the README and ``profiler-report --help``):
-
-====  ==========================================================
-0     success
-1     findings: a threshold rule failed, or a kernel variant was wrong (``run``)
-2     bad input: usage, thresholds file, unreadable capture or CSV, unknown stage
-3     Nsight Compute (ncu) not found
-4     GPU performance counters not permitted (ERR_NVGPUCTRPERM)
-5     ncu profiled no kernel (the NVTX or kernel filter matched nothing)
-6     ncu exited non-zero
-7     ncu ran past its timeout
-8     no usable GPU or CuPy for a live run
-9     a metric the analysis needs is missing from the capture
-70    internal error (a bug): rerun with --debug and report it
-130   interrupted (Ctrl-C)
-====  ==========================================================
+one line and exits with the code. Every code the tool exits with, errors or not, is in
+:data:`EXIT_CODE_TABLE`, the one copy of that table: ``profiler-report --help`` prints it
+(:func:`exit_codes_help`) and the README's "Errors and exit codes" section repeats it.
 """
 
 from __future__ import annotations
+
+#: (exit code, meaning), in code order: every code the CLI exits with.
+EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
+    (0, "success"),
+    (1, "findings: a threshold rule failed, or a kernel variant was wrong"),
+    (2, "bad input: usage, thresholds file, unreadable capture, unknown stage"),
+    (3, "Nsight Compute (ncu) not found"),
+    (4, "GPU performance counters not permitted (ERR_NVGPUCTRPERM)"),
+    (5, "ncu profiled no kernel (the filter matched nothing)"),
+    (6, "ncu exited non-zero"),
+    (7, "ncu ran past its timeout"),
+    (8, "no usable GPU or CuPy for a live run"),
+    (70, "internal error (a bug): rerun with --debug and report it"),
+    (130, "interrupted (Ctrl-C)"),
+)
+
+
+def exit_codes_help() -> str:
+    """:data:`EXIT_CODE_TABLE` as the ``Exit codes:`` epilog of ``--help`` (``\\b`` keeps click from
+    rewrapping it)."""
+    return "\b\nExit codes:\n" + "".join(f"  {code:<5}{meaning}\n" for code, meaning in EXIT_CODE_TABLE)
 
 
 class ProfilerReportError(Exception):
@@ -34,6 +42,7 @@ class ProfilerReportError(Exception):
         self.hint = hint if hint is not None else self.default_hint
 
     def one_line(self) -> str:
+        """``error: <message> (fix: <hint>)``, whitespace folded onto one line."""
         text = f"error: {self.message}"
         if self.hint:
             text += f" (fix: {self.hint})"
@@ -57,11 +66,15 @@ class ThresholdsError(InputError):
 
 
 class NcuNotFoundError(ProfilerReportError):
+    """Nsight Compute's ``ncu`` is not on PATH, ``$NCU``, ``$CUDA_HOME/bin`` or the usual folders."""
+
     exit_code = 3
     default_hint = "install Nsight Compute, put `ncu` on PATH, or pass --ncu /path/to/ncu"
 
 
 class CounterPermissionError(ProfilerReportError):
+    """ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM)."""
+
     exit_code = 4
     default_hint = (
         "run as root, or allow profiling for all users (options nvidia "
@@ -71,29 +84,32 @@ class CounterPermissionError(ProfilerReportError):
 
 
 class NoKernelProfiledError(ProfilerReportError):
+    """ncu ran but profiled no kernel: the NVTX or kernel filter matched nothing."""
+
     exit_code = 5
 
 
 class NcuFailedError(ProfilerReportError):
+    """ncu exited non-zero; the message carries its last output lines."""
+
     exit_code = 6
 
 
 class NcuTimeoutError(ProfilerReportError):
+    """ncu ran past its timeout and was stopped."""
+
     exit_code = 7
     default_hint = "raise --ncu-timeout, or profile a smaller matrix with --profile-rows/--profile-cols"
 
 
 class NoGpuError(ProfilerReportError):
+    """A live run needs an NVIDIA GPU and CuPy, and found none."""
+
     exit_code = 8
     default_hint = (
         "run on a machine with an NVIDIA GPU and `pip install .[gpu]` (cupy, nvtx); "
         "`profiler-report render --from CAPTURE.ncu-rep` works without one"
     )
-
-
-class MetricMissingError(ProfilerReportError):
-    exit_code = 9
-    default_hint = "re-profile with `ncu --set full`"
 
 
 class KernelIncorrectError(ProfilerReportError):

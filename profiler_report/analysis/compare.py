@@ -1,4 +1,12 @@
-"""Comparing two runs: what makes them comparable, and a per-stage diff."""
+"""Comparing two runs: whether they are comparable, and a per-stage diff of their summaries.
+
+Sits after the analysis: it takes two analyzed runs (:class:`~profiler_report.analysis.run.Run`)
+or their summary frames. ``profiler-report diff`` prints :func:`diff_table`; ``check --baseline``
+and ``render --baseline`` call :func:`require_comparable`; the report's comparison section is
+built from :func:`comparison_rows`. It holds :func:`fmt_value`, the one formatter of a value with
+its unit that the diff and the gate's tables share. Plain text and dicts only: nothing here
+imports the HTML layer, the gate or the GPU side.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +18,10 @@ import pandas as pd
 
 from profiler_report.capture.model import Capture
 from profiler_report.errors import InputError
-from profiler_report.metrics import HEADLINE, HEADLINE_BY_NAME, TIMING_COLUMNS
+from profiler_report.metrics import HEADLINE, TIMING_COLUMNS, Column
 
 if TYPE_CHECKING:
-    pass
-from profiler_report.analysis.run import Run
-from profiler_report.gate.rules import TIMING_BY_NAME, fmt_value
+    from profiler_report.analysis.run import Run
 
 #: Keys of provenance.json that make two runs comparable (compared where both sides have them).
 COMPARABLE_KEYS = ("gpu", "sm_count", "driver", "ncu_version", "clock_control", "cache_control", "section_set",
@@ -83,8 +89,15 @@ SINGLE_LAUNCH_TIME = ("duration_us", "dram_throughput_gbps", "dram_throughput_pc
 DIFF_COLUMNS = ["stage", "metric", "unit", "old", "new", "change", "flagged", "note"]
 
 
+#: Headline and event-timing column name -> its column.
+_COLUMNS: dict[str, Column] = {c.name: c for c in (*HEADLINE, *TIMING_COLUMNS)}
+
+
+_TIMING_NAMES = frozenset(c.name for c in TIMING_COLUMNS)
+
+
 def _unit_of(name: str) -> str:
-    col = HEADLINE_BY_NAME.get(name) or TIMING_BY_NAME.get(name)
+    col = _COLUMNS.get(name)
     return col.unit if col else ""
 
 
@@ -113,7 +126,7 @@ def _diff_row(stage: str, name: str, old: pd.Series, new: pd.Series, tolerance: 
         beyond = b != 0
     if name in SINGLE_LAUNCH_TIME:
         row["note"] = "single profiled launch: not flagged (time is flagged on event timings)"
-    elif name in TIMING_BY_NAME:
+    elif name in _TIMING_NAMES:
         row["flagged"] = beyond and _spread_separates(old, new)
         if beyond and not row["flagged"]:
             row["note"] = "within the run-to-run spread (p10..p90 overlap)"
@@ -162,7 +175,27 @@ def fmt_change(change: float, old: float = math.nan) -> str:
     return f"{change:+.1%}"
 
 
+def fmt_value(x: float | None, unit: str = "") -> str:
+    """'16,252,928 wavefront', '12.5 %', '34.66 us'; NaN or None -> 'not measured'.
+
+    Integral values are written in full with thousands separators (a count reads exactly);
+    others are rounded to a whole number from 1000 up, else to four significant digits.
+    """
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "not measured"
+    if math.isinf(x):
+        text = "inf" if x > 0 else "-inf"
+    elif x == int(x) and abs(x) < 1e15:
+        text = f"{int(x):,}"
+    elif abs(x) >= 1000:
+        text = f"{x:,.0f}"
+    else:
+        text = f"{x:.4g}"
+    return f"{text} {unit}".strip()
+
+
 def _cell(x: float, unit: str, metric: str) -> str:
+    """A diff value as shown: '-' on a "(stage)" row (a stage on one side only)."""
     return "-" if metric == "(stage)" else fmt_value(x, unit)
 
 
@@ -181,7 +214,7 @@ def comparison_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows for the report's comparison section: stage, metric label, old, new, change, flagged, note."""
     out = []
     for r in frame.itertuples():
-        col = HEADLINE_BY_NAME.get(r.metric) or TIMING_BY_NAME.get(r.metric)
+        col = _COLUMNS.get(r.metric)
         out.append({"stage": r.stage, "metric": col.label if col else r.metric,
                     "old": _cell(r.old, r.unit, r.metric), "new": _cell(r.new, r.unit, r.metric),
                     "change": fmt_change(r.change, r.old),

@@ -1,4 +1,10 @@
-"""A run loaded for judging: a capture, its sidecar files and its analysis."""
+"""A run loaded for judging: a capture, its sidecar files and its analysis.
+
+The input side of every command: :func:`load_run` reads a capture (:mod:`profiler_report.capture`)
+and the sidecar files beside it, finds the case that made it, labels and analyzes it
+(:func:`profiler_report.analysis.analyze`) and returns a :class:`Run` for the gate, the diff and
+the report. Nothing here imports the HTML layer or the GPU side.
+"""
 
 from __future__ import annotations
 

@@ -101,7 +101,8 @@ def _stage(raw: dict) -> Stage:
 def _check_tile_shape(stage_id: str, template: list[Any]) -> None:
     """A vec_tuned ``template`` is [micro-block rows, micro-block columns, threads]: the kernel's
     static_assert, checked before NVRTC so a bad manifest fails with a one-line message."""
-    fix = "fix `template` in kernels/<case>/stages.toml: [rows, cols, threads], multiples of 8, threads divisible by both"
+    fix = ("fix `template` in kernels/<case>/stages.toml: [rows, cols, threads], multiples"
+           " of 8, threads divisible by both")
     if len(template) != 3 or not all(isinstance(a, int) and not isinstance(a, bool) for a in template):
         raise InputError(f"stage {stage_id}: template must be three integers, got {template}", fix)
     trc, tcc, nt = template

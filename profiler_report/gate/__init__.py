@@ -2,9 +2,11 @@
 
 Pipeline: :mod:`.grammar` (the TOML file and the rule grammar) -> :mod:`.rules` (one pure
 ``Rule.evaluate`` per rule) -> :mod:`.evaluate` (rules applied to a run's stages) -> :mod:`.output`
-(table, JSON, JUnit). Nothing here imports the HTML layer or the GPU side.
+(table, JSON, JUnit). ``profiler-report check`` is this package on a run from
+:func:`profiler_report.analysis.run.load_run`. Nothing here imports the HTML layer or the GPU side.
 """
 
+from profiler_report.analysis.compare import fmt_value
 from profiler_report.gate.evaluate import check_run, counts, exit_code
 from profiler_report.gate.grammar import load_thresholds, parse_rule, parse_thresholds, parse_thresholds_data
 from profiler_report.gate.output import (
@@ -15,7 +17,7 @@ from profiler_report.gate.output import (
     write_atomic,
     write_junit,
 )
-from profiler_report.gate.rules import Band, Result, Rule, fmt_value
+from profiler_report.gate.rules import Band, Result, Rule
 
 __all__ = [
     "Band", "Result", "Rule", "check_run", "counts", "exit_code", "fmt_value", "junit_tree", "load_thresholds",

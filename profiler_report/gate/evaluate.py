@@ -1,4 +1,12 @@
-"""Evaluation."""
+"""Applying parsed rules to a loaded run: which stages each rule targets, what it measures there.
+
+Second step of the gate: :mod:`.grammar` gives the rules; here each is matched to its stages
+(:func:`targets`), its metric measured on the run (:func:`measure`: the summary's headline
+columns, the event timings from ``timings.json`` with their p10..p90 spread, or a raw metric of
+the capture), its reference taken from the previous stage or the baseline run, and
+:meth:`~.rules.Rule.evaluate` judges. :func:`exit_code` and :func:`counts` sum the results up;
+:mod:`.output` prints them.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +17,16 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from profiler_report.errors import ThresholdsError
+from profiler_report.gate.grammar import Thresholds, closest_hint
+from profiler_report.gate.rules import TIMING_BY_NAME, Band, Result, Rule
 from profiler_report.metrics import COLLECTED_BY, HEADLINE_BY_NAME
 
 if TYPE_CHECKING:
-    pass
-from profiler_report.analysis.run import Run
-from profiler_report.gate.grammar import Thresholds, _closest
-from profiler_report.gate.rules import TIMING_BY_NAME, Band, Result, Rule
+    from profiler_report.analysis.run import Run
 
 
 def _row(run: Run, stage: str) -> pd.Series:
+    """The summary row of ``stage``."""
     s = run.summary
     return s[s["stage"] == stage].iloc[0]
 
@@ -41,7 +49,7 @@ def measure(run: Run, stage: str, rule: Rule) -> tuple[Band | None, str]:
         return _timing_band(run, row, stage, rule.metric)
     v = run.capture.value(int(row["launch_id"]), rule.metric)
     if math.isnan(v):
-        near = _closest(rule.metric, sorted(set(run.capture.metrics["metric"])))
+        near = closest_hint(rule.metric, sorted(set(run.capture.metrics["metric"])))
         return None, (f"{rule.metric} not measured on {stage}: the capture does not hold it (another architecture, "
                       f"ncu version or --set?){' ' + near if near else ''}")
     m = run.capture.metrics
@@ -50,12 +58,14 @@ def measure(run: Run, stage: str, rule: Rule) -> tuple[Band | None, str]:
 
 
 def _needs(source: str) -> str:
+    """The ncu metrics a headline column's ``source`` formula reads, and the ncu options that collect them."""
     names = re.findall(r"[a-z0-9_]+__[\w.]+|memory_l1_\w+", source)
     collect = sorted({COLLECTED_BY[n] for n in names if n in COLLECTED_BY})
     return " and ".join(dict.fromkeys(names)) + (f" (collect with {'; '.join(collect)})" if collect else "")
 
 
 def _timing_band(run: Run, row: pd.Series, stage: str, metric: str) -> tuple[Band | None, str]:
+    """An event-timing metric with its p10..p90 band; (None, why) without timings.json."""
     unit = TIMING_BY_NAME[metric].unit
     if not run.timings:
         return None, (f"{metric} not measured: no event timings (timings.json) beside {run.path}; "
@@ -95,12 +105,13 @@ def targets(rule: Rule, run: Run) -> list[str]:
     if rule.optional:
         return []
     what = f"stage {rule.stage!r}" if rule.stage is not None else f"a kernel matching {rule.kernel!r}"
-    near = _closest(rule.stage, stages) if rule.stage is not None else ""
+    near = closest_hint(rule.stage, stages) if rule.stage is not None else ""
     raise ThresholdsError(f"{rule.where}: {what} is not in {run.path} (stages: {', '.join(stages)})",
                           near or "mark the section optional = true if the stage may be absent")
 
 
 def _previous(run: Run, stage: str) -> str | None:
+    """The stage launched before ``stage`` (ceiling rows skipped); None for the first."""
     only = [s for s, r in zip(run.summary["stage"], run.summary["role"], strict=True) if r == "stage"]
     if stage not in only or only.index(stage) == 0:
         return None
@@ -108,6 +119,7 @@ def _previous(run: Run, stage: str) -> str | None:
 
 
 def _reference(rule: Rule, run: Run, stage: str, baseline: Run | None) -> tuple[Band | None, str]:
+    """A relative rule's reference: its metric on the previous stage, or on ``stage`` of ``baseline``."""
     if rule.ref == "previous":
         prev = _previous(run, stage)
         if prev is None:
@@ -145,6 +157,7 @@ def check_run(thresholds: Thresholds, run: Run, baseline: Run | None = None) -> 
 
 
 def _judge(rule: Rule, run: Run, stage: str, baseline: Run | None) -> Result:
+    """One rule on one stage: measure, take the reference, evaluate."""
     if rule.ref == "baseline" and baseline is None:
         return Result(stage, rule.text, rule.metric, math.nan, math.nan, "", "skipped",
                       "compares with a baseline; pass --baseline OLD.ncu-rep")

@@ -1,4 +1,33 @@
-"""Thresholds grammar."""
+"""The thresholds file: TOML in, :class:`Thresholds` (a list of :class:`~.rules.Rule`) out.
+
+First step of the gate (then :mod:`.evaluate`, then :mod:`.output`); it reads no capture. Every
+mistake is a :class:`~profiler_report.errors.ThresholdsError` (exit 2) naming the file, the
+section and the rule, with the closest valid name where there is one.
+
+Format (``version = 1``; README, "Regression gate")::
+
+    version = 1                       # optional; 1 is the only version
+    description = "..."               # optional, ignored
+
+    [stage.ID]                        # a stage label of `profiler-report summary`
+    optional = true                   # optional: a capture without the stage skips its rules
+    description = "..."               # optional, ignored
+    rules = [
+      "METRIC OP LIMIT",              # e.g. "shared_excessive_wavefronts == 0"
+      { rule = "event_gbps >= 3000", unit = "GB/s", optional = false },
+    ]
+
+    [kernel."REGEX"]                  # every stage whose kernel name matches REGEX (re.search)
+    rules = ["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum <= previous"]
+
+- METRIC: a headline or event-timing column (:func:`metric_names`; ``duration`` is
+  ``event_median_us``) or a raw ncu metric name (``unit__counter.suffix``). nvprof names and
+  the noisy or single-launch names in :data:`REFUSED` are refused with their replacement.
+- OP: ``==``, ``<=``, ``>=``, ``<``, ``>``; ``==`` is refused on time.
+- LIMIT: a finite number with an optional unit of the metric's kind (``25 %``, ``40 us``,
+  ``3 TB/s``), or ``previous`` / ``baseline`` with an optional positive factor
+  (``1.10 * baseline``, ``previous * 0.5``).
+"""
 
 from __future__ import annotations
 
@@ -8,14 +37,11 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from profiler_report.errors import ThresholdsError
+from profiler_report.gate.rules import ALIASES, TIMING_BY_NAME, Rule, canon_unit, convert_unit
 from profiler_report.metrics import HEADLINE, HEADLINE_BY_NAME, TIMING_COLUMNS
-
-if TYPE_CHECKING:
-    pass
-from profiler_report.gate.rules import ALIASES, TIMING_BY_NAME, Rule, _canon_unit, convert_unit
 
 #: Default thresholds file, looked up in the current directory.
 DEFAULT_THRESHOLDS = Path("thresholds.toml")
@@ -88,16 +114,17 @@ class Thresholds:
     path: str = "<thresholds>"
 
 
-def _closest(name: str, pool: list[str]) -> str:
+def closest_hint(name: str, pool: list[str]) -> str:
+    """'did you mean a, b?' naming the (up to three) entries of ``pool`` closest to ``name``; ''
+    when none is close. The hint of every unknown-name error, here and in :mod:`.evaluate`."""
     near = difflib.get_close_matches(name, pool, n=3, cutoff=0.6)
     return f"did you mean {', '.join(near)}?" if near else ""
 
 
 def metric_names() -> list[str]:
     """Every name a rule may use besides raw ncu metrics: headline and timing columns, aliases."""
-    refused = {"bank_conflicts_ld_raw", "bank_conflicts_st_raw", "duration_us", "dram_throughput_gbps",
-               "dram_throughput_pct_peak"}
-    return [c.name for c in (*HEADLINE, *TIMING_COLUMNS) if c.name not in refused] + list(ALIASES)
+    return [c.name for c in (*HEADLINE, *TIMING_COLUMNS) if not any(p.search(c.name) for p, _ in REFUSED)] \
+        + list(ALIASES)
 
 
 def resolve_metric(name: str, where: str) -> tuple[str, str]:
@@ -123,7 +150,7 @@ def resolve_metric(name: str, where: str) -> tuple[str, str]:
         return name, "timing"
     if _RAW_NCU.match(name):
         return name, "raw"
-    hint = _closest(name, metric_names())
+    hint = closest_hint(name, metric_names())
     raise ThresholdsError(f"{where}: unknown metric {name!r}",
                           hint or "use a headline metric (profiler-report summary shows them) or an ncu metric name")
 
@@ -153,7 +180,7 @@ def parse_rule(text: str, where: str, *, unit: str = "", stage: str | None = Non
                               "== <= >= < >", hint)
     metric, kind = resolve_metric(m.group("metric"), where)
     rule = _rhs(m.group("rhs"), where, shown, metric, kind, m.group("op"))
-    if unit and rule.stated_unit and _canon_unit(unit) != _canon_unit(rule.stated_unit):
+    if unit and rule.stated_unit and canon_unit(unit) != canon_unit(rule.stated_unit):
         raise ThresholdsError(f"{where}: rule {shown!r} states unit {rule.stated_unit!r} but unit = {unit!r}")
     if unit and not rule.stated_unit and rule.value is not None:
         shown = f"{shown} {unit}"
@@ -208,7 +235,7 @@ _ITEM_KEYS = ("rule", "unit", "optional")
 def _check_keys(table: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
     for key in table:
         if key not in allowed:
-            hint = _closest(str(key), list(allowed))
+            hint = closest_hint(str(key), list(allowed))
             raise ThresholdsError(f"{where}: unknown key {key!r}", hint or f"allowed keys: {', '.join(allowed)}")
 
 

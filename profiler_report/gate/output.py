@@ -1,19 +1,23 @@
-"""Output."""
+"""The gate's results written out: the plain-text table, JSON for scripts, JUnit XML for CI.
+
+Last step of the gate, after :mod:`.evaluate`; ``profiler-report check`` prints
+:func:`results_table` and :func:`results_summary` (or :func:`results_json` under ``--json``) and
+writes :func:`write_junit` under ``--junit``. Numbers are formatted by
+:func:`~profiler_report.analysis.compare.fmt_value`, as ``diff`` formats them.
+"""
 
 from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from profiler_report.analysis.compare import fmt_value
 from profiler_report.errors import InputError
-from profiler_report.util.fsio import atomic_write
-
-if TYPE_CHECKING:
-    pass
 from profiler_report.gate.evaluate import counts
-from profiler_report.gate.rules import Result, fmt_value
+from profiler_report.gate.rules import Result
+from profiler_report.util.fsio import atomic_write
 
 
 def results_table(results: list[Result]) -> str:
@@ -45,6 +49,7 @@ def results_summary(results: list[Result], missing: str) -> list[str]:
 
 
 def _json_num(x: float) -> float | None:
+    """NaN and infinities -> None (JSON has no such numbers)."""
     return None if isinstance(x, float) and not math.isfinite(x) else x
 
 

@@ -1,4 +1,12 @@
-"""Rule objects."""
+"""The gate's value objects and the judgement of one rule on one stage.
+
+Middle of the gate: :mod:`.grammar` turns a thresholds file into :class:`Rule` objects;
+:mod:`.evaluate` measures each rule's metric on a run as a :class:`Band` and calls
+:meth:`Rule.evaluate`, which is pure (no I/O, no run) and returns a :class:`Result`;
+:mod:`.output` prints the results. Counts and ratios are compared exactly
+(:func:`compare_exact`); event timings with their run-to-run spread. Units convert through
+:func:`convert_unit`.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +14,19 @@ import math
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from profiler_report.analysis.compare import fmt_value
 from profiler_report.capture.units import normalize_unit
 from profiler_report.errors import ThresholdsError
 from profiler_report.metrics import TIMING_COLUMNS
 
-if TYPE_CHECKING:
-    pass
-
+#: Comparison operator of a rule -> its function.
 OPS: dict[str, Callable[[float, float], bool]] = {
     "==": operator.eq, "<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt,
 }
 
 
+#: Operators that bound a metric from above (a failure is judged on the measured p10).
 UPPER_OPS = ("<", "<=")
 
 
@@ -27,13 +34,15 @@ UPPER_OPS = ("<", "<=")
 EXACT_REL = 1e-9
 
 
+#: Event-timing column name -> its column (median, p10, p90, GB/s, % of memcpy...).
 TIMING_BY_NAME = {c.name: c for c in TIMING_COLUMNS}
 
 
-#: Friendly names for metrics.
+#: Friendly names a rule may use for a metric -> the metric.
 ALIASES = {"duration": "event_median_us"}
 
 
+#: Units as people write them -> as :func:`~profiler_report.capture.units.normalize_unit` reads them.
 _UNIT_ALIASES = {"B": "byte", "bytes": "byte", "KB": "Kbyte", "MB": "Mbyte", "GB": "Gbyte", "GB/s": "Gbyte/s",
                  "MB/s": "Mbyte/s", "TB/s": "Tbyte/s", "percent": "%", "pct": "%", "µs": "us", "usec": "us",
                  "msec": "ms", "sec": "s", "nsec": "ns"}
@@ -53,9 +62,11 @@ class Band:
 
     @classmethod
     def point(cls, value: float, unit: str = "") -> Band:
+        """A value without spread (a count, a ratio, an absolute limit)."""
         return cls(value, value, value, unit)
 
     def scaled(self, factor: float) -> Band:
+        """The band times ``factor`` (``1.10 * baseline``); ``lo <= hi`` whatever the sign."""
         lo, hi = sorted((self.lo * factor, self.hi * factor))
         return Band(self.value * factor, lo, hi, self.unit)
 
@@ -152,11 +163,13 @@ class Rule:
                       "pass" if ok else "fail", msg)
 
     def _of(self) -> str:
+        """' (previous)', ' (1.1 x baseline)': what a relative limit was taken from."""
         if self.ref is None:
             return ""
         return f" ({self.factor:g} x {self.ref})" if self.factor != 1 else f" ({self.ref})"
 
     def _judge_spread(self, stage: str, m: Band, limit: Band) -> Result:
+        """A timing rule: the median decides a pass; a failure must lie beyond both spreads."""
         unit = m.unit
         op = OPS[self.op]
         base = f"{self.metric} median {fmt_value(m.value, unit)} vs limit {fmt_value(limit.value, unit)}" \
@@ -190,7 +203,9 @@ def compare_exact(op: str, x: float, y: float) -> bool:
     return x > y + eps
 
 
-def _canon_unit(unit: str) -> str:
+def canon_unit(unit: str) -> str:
+    """A normalized unit with each part's plural 's' dropped ('Gbytes/s' -> 'Gbyte/s'),
+    so that two spellings of one unit compare equal; shared with :mod:`.grammar`."""
     return "/".join(p[:-1] if p.endswith("s") and len(p) > 3 else p for p in unit.split("/"))
 
 
@@ -202,21 +217,7 @@ def convert_unit(value: float, from_unit: str, to_unit: str) -> float | None:
     """
     a, ua = normalize_unit(value, _UNIT_ALIASES.get(from_unit, from_unit))
     b, ub = normalize_unit(1.0, _UNIT_ALIASES.get(to_unit, to_unit))
-    if _canon_unit(ua) != _canon_unit(ub) or b == 0:
+    if canon_unit(ua) != canon_unit(ub) or b == 0:
         return None
     return a / b
 
-
-def fmt_value(x: float, unit: str = "") -> str:
-    """'16,252,928 wavefront', '12.5 %', '34.66 us'; NaN -> 'not measured'."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "not measured"
-    if math.isinf(x):
-        text = "inf" if x > 0 else "-inf"
-    elif x == int(x) and abs(x) < 1e15:
-        text = f"{int(x):,}"
-    elif abs(x) >= 1000:
-        text = f"{x:,.0f}"
-    else:
-        text = f"{x:.4g}"
-    return f"{text} {unit}".strip()

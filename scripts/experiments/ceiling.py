@@ -28,10 +28,10 @@ from pathlib import Path
 
 import cupy
 import numpy as np
+from profiler_report.live.bench import check_output, event_time, peers
 
 from profiler_report import run as gpu
 from profiler_report.cases.manifest import load_manifest
-from profiler_report.live.bench import check_output, event_time, peers
 from profiler_report.util.dtypes import CXX_TYPES, ITEMSIZE
 
 HERE = Path(__file__).parent

@@ -1,0 +1,71 @@
+"""Shared by the gate's tests (test_gate_*.py, test_check.py, test_compare.py): the fixture
+captures, the loaded runs (module-scoped fixtures, loaded once per test module through
+``good_run = gate_support.good_run`` in each test module), the in-process CLI, a few assertions."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from profiler_report import gate
+from profiler_report.analysis.run import Run, load_run
+from profiler_report.cli import entry
+from profiler_report.errors import ThresholdsError
+from profiler_report.gate.grammar import Thresholds
+from profiler_report.gate.rules import Result
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).parent / "data"
+BAD = DATA / "thresholds"
+GOOD_REP = DATA / "h200_f32_4096" / "profile.ncu-rep"
+REGRESSED_REP = DATA / "h200_f32_4096_regressed" / "profile.ncu-rep"
+F64_REP = DATA / "h200_f64_2048" / "profile.ncu-rep"
+
+
+@pytest.fixture(scope="module")
+def good_run() -> Run:
+    return load_run(GOOD_REP)
+
+
+@pytest.fixture(scope="module")
+def regressed_run() -> Run:
+    return load_run(REGRESSED_REP)
+
+
+@pytest.fixture(scope="module")
+def default_thresholds() -> Thresholds:
+    return gate.load_thresholds(REPO / "thresholds.toml")
+
+
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: Any,
+        cwd: Path = REPO) -> tuple[int, str, str]:
+    """Run the console entry in-process: (exit code, stdout, stderr)."""
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(sys, "argv", ["profiler-report", *map(str, args)])
+    with pytest.raises(SystemExit) as exc:
+        entry()
+    out = capsys.readouterr()
+    return exc.value.code, out.out, out.err
+
+
+@contextlib.contextmanager
+def refused(fragment: str) -> Iterator[None]:
+    """Expect a ThresholdsError whose one-line form (message and fix) matches ``fragment``."""
+    with pytest.raises(ThresholdsError) as exc:
+        yield
+    line = exc.value.one_line()
+    assert re.search(fragment, line), line
+    assert "\n" not in line
+
+
+def by(results: list[Result], stage: str, rule: str) -> Result:
+    """The one result of ``rule`` on ``stage``."""
+    hits = [r for r in results if r.stage == stage and r.rule == rule]
+    assert len(hits) == 1, (stage, rule, [(r.stage, r.rule) for r in results])
+    return hits[0]
