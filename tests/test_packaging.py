@@ -142,9 +142,11 @@ def _dependency_dirs(venv_path: list[str]) -> list[str]:
     path, not just site-packages, so that a test environment that itself reaches its packages
     through a .pth line or PYTHONPATH works too."""
     dirs = []
+    prefix = Path(sys.prefix).resolve()  # a .venv inside the checkout (make test) holds the dependencies
     for entry in sys.path:
         path = Path(entry or os.curdir).resolve()
-        if (path == REPO or path.is_relative_to(REPO) or not path.is_dir() or str(path) in venv_path
+        in_source = path.is_relative_to(REPO) and not path.is_relative_to(prefix)
+        if (in_source or not path.is_dir() or str(path) in venv_path
                 or str(path) in dirs):
             continue
         dirs.append(str(path))
