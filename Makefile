@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 OUT    ?=
 ARGS   ?=
+CASE   ?=
 
 .PHONY: report test check lint bench venv clean
 
@@ -17,7 +18,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 report:
-	@OUT="$(OUT)" ARGS="$(ARGS)" PYTHON="$(PYTHON)" VENV="$(VENV)" bash scripts/make_report.sh
+	@OUT="$(OUT)" ARGS="$(ARGS)" CASE="$(CASE)" PYTHON="$(PYTHON)" VENV="$(VENV)" bash scripts/make_report.sh
 
 test: venv
 	$(VENV)/bin/python -m ruff check profiler_report tests scripts

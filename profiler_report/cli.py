@@ -20,6 +20,7 @@ import click
 
 from . import __version__
 from .errors import InputError, ProfilerReportError, exit_codes_help
+from .util.dtypes import DTYPES
 
 if TYPE_CHECKING:
     from profiler_report.capture.readahead import PendingRead
@@ -89,7 +90,7 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--cols", type=int, default=None, help="transpose: columns of the input matrix (default 8192).")
 @click.option("--size", "size_opts", multiple=True, metavar="DIM=N",
               help="A dimension of the case's size (any case), e.g. --size rows=4096. Repeatable.")
-@click.option("--dtype", default="float32", show_default=True, type=click.Choice(["float16", "float32", "float64"]))
+@click.option("--dtype", default="float32", show_default=True, type=click.Choice(DTYPES))
 @click.option("--profile-rows", type=int, default=None, help="transpose: rows under ncu (default: --rows).")
 @click.option("--profile-cols", type=int, default=None, help="transpose: columns under ncu (default: --cols).")
 @click.option("--profile-size", "profile_opts", multiple=True, metavar="DIM=N",
@@ -106,7 +107,7 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--sweep", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Include a `profiler-report bench` JSON (size/dtype sweep) in the report.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Report folder (default: reports/<gpu>-<yyyymmdd>).")
+              help="Report folder (default: reports/<gpu>-<yyyymmdd>; other cases reports/<gpu>-<case>-<yyyymmdd>).")
 @click.pass_context
 def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, size_opts: tuple[str, ...],
         dtype: str, profile_rows: int | None, profile_cols: int | None, profile_opts: tuple[str, ...],
@@ -127,7 +128,8 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
                     clock_control=clock_control, ncu=ncu_path, ncu_timeout_s=ncu_timeout,
                     counters=not no_counters, stages=[s for s in stages.split(",") if s])
     if out is None:
-        out = Path("reports") / f"{gpu_slug(device_info()['gpu'])}-{dt.date.today():%Y%m%d}"
+        case_part = "" if case.name == "transpose" else f"-{case.name}"
+        out = Path("reports") / f"{gpu_slug(device_info()['gpu'])}{case_part}-{dt.date.today():%Y%m%d}"
     timer = StepTimer()
 
     def render(folder: Path) -> None:

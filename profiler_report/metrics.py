@@ -272,6 +272,19 @@ HEADLINE: tuple[Column, ...] = (
            formula=_per_request("st")),
     Column("l2_excessive_sectors", "sector", "excessive L2 sectors (uncoalesced global)", "lower",
            M("derived__memory_l2_theoretical_sectors_global_excessive")),
+    Column("instructions_executed", "inst", "warp instructions executed", "lower", M("smsp__inst_executed.sum")),
+    Column("threads_per_instruction", "thread/inst", "active threads per executed instruction", "higher",
+           M("smsp__thread_inst_executed_per_inst_executed.ratio"), "32 when no lane of a warp idles"),
+    Column("branch_uniformity_pct", "%", "branch uniformity (%)", "higher",
+           M("smsp__sass_average_branch_targets_threads_uniform.pct"),
+           "share of branch targets taken by all active threads of the warp: 100 without divergence"),
+    Column("barrier_stall_per_issue", "warp/issue", "barrier stall (warps per issue)", "lower",
+           M("smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"),
+           "warps waiting at __syncthreads() per issued instruction"),
+    Column("dram_read_gbps", "GB/s", "DRAM read throughput (GB/s)", "higher", Ratio(_DRAM_RD, _DUR),
+           gate=False, why_not_gated=SINGLE_LAUNCH),
+    Column("dram_read_pct_peak", "%", "DRAM read throughput (% of peak)", "higher",
+           M("dram__bytes_read.sum.pct_of_peak_sustained_elapsed"), gate=False, why_not_gated=SINGLE_LAUNCH),
 )
 HEADLINE_BY_NAME = {c.name: c for c in HEADLINE}
 
@@ -284,7 +297,7 @@ TIMING_COLUMNS: tuple[Column, ...] = (
     Column("event_p90_us", "us", "event p90 (us)", "lower", note="CUDA events: 90th percentile"),
     Column("event_gbps", "GB/s", "event-timed GB/s", "higher",
            note="bytes moved per launch (the case's work model) / event_median_us"),
-    Column("pct_of_copy_kernel", "%", "% of copy kernel", "higher",
+    Column("pct_of_copy_kernel", "%", "% of ceiling kernel", "higher",
            note="event_gbps / GB/s of the case's ceiling kernel"),
     Column("pct_of_memcpy", "%", "% of memcpy", "higher", note="event_gbps / GB/s of cudaMemcpy device-to-device"),
 )
@@ -355,6 +368,11 @@ NCU_METRICS: tuple[NcuMetric, ...] = (
     NcuMetric("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", _FULL_MWT),
     NcuMetric("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", _FULL_MWT),
     NcuMetric("smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio", "--section WarpStateStats"),
+    NcuMetric("smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio", "--section WarpStateStats"),
+    NcuMetric("smsp__inst_executed.sum", "--section InstructionStats"),
+    NcuMetric("smsp__thread_inst_executed_per_inst_executed.ratio", "--section InstructionStats"),
+    NcuMetric("smsp__sass_average_branch_targets_threads_uniform.pct", "--section SourceCounters (--set full)"),
+    NcuMetric("dram__bytes_read.sum.pct_of_peak_sustained_elapsed", "--section MemoryWorkloadAnalysis (--set full)"),
 )
 NCU_BY_NAME = {m.name: m for m in NCU_METRICS}
 #: ncu metric -> the ncu option that collects it.

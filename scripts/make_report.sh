@@ -25,10 +25,12 @@ command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 || missin
 
 if [ -z "$missing" ]; then
   # shellcheck disable=SC2086
-  exec "$PY" -m profiler_report run ${OUT:+--out "$OUT"} ${ARGS:-}
+  exec "$PY" -m profiler_report run ${CASE:+--case "$CASE"} ${OUT:+--out "$OUT"} ${ARGS:-}
 fi
-out=${OUT:-reports/h200-recorded}
+recorded=reports/h200${CASE:+-$CASE}
+[ "${CASE:-transpose}" = transpose ] && recorded=reports/h200
+out=${OUT:-$recorded-recorded}
 echo "No live run here: missing${missing%,} (\`$PY -m profiler_report doctor\` says what to fix)."
-echo "Rendering the RECORDED H200 capture in reports/h200/ into $out/ instead (not a live run; the"
+echo "Rendering the RECORDED H200 capture in $recorded/ into $out/ instead (not a live run; the"
 echo "report says so at the top).${ARGS:+ ARGS ($ARGS) apply to live runs only and are ignored.}"
-exec "$PY" -m profiler_report render --from reports/h200/profile.ncu-rep --out "$out"
+exec "$PY" -m profiler_report render --from "$recorded/profile.ncu-rep" --out "$out"

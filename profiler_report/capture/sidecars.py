@@ -33,10 +33,13 @@ def _load_json(path: Path) -> Any:
 _ENTRY_KEYS: dict[str, dict[str, tuple[type, ...]]] = {
     "timings.json": {"name": (str,), "median_us": (int, float), "p10_us": (int, float), "p90_us": (int, float),
                      "gbps": (int, float)},
-    "validation.json": {"stage": (str,), "correct": (bool,), "rows": (int,), "cols": (int,), "dtype": (str,)},
-    "bench.json": {"name": (str,), "kind": (str,), "rows": (int,), "cols": (int,), "dtype": (str,)},
-    "sweep.json": {"name": (str,), "kind": (str,), "rows": (int,), "cols": (int,), "dtype": (str,)},
+    "validation.json": {"stage": (str,), "correct": (bool,), "dtype": (str,)},
+    "bench.json": {"name": (str,), "kind": (str,), "dtype": (str,)},
+    "sweep.json": {"name": (str,), "kind": (str,), "dtype": (str,)},
 }
+#: A sidecar entry's size: the transpose's rows and cols, or a case's ``size`` text (bench and
+#: sweep rows) or its dimensions (validation entries: every other integer key is a dimension).
+_SIZE_KEYS = ("rows", "cols")
 
 
 def _entries(path: Path, data: Any, key: str | None) -> list[dict[str, Any]]:
@@ -53,7 +56,7 @@ def _entries(path: Path, data: Any, key: str | None) -> list[dict[str, Any]]:
     for i, item in enumerate(items):
         bad = [k for k, types in want.items() if not isinstance(item, dict) or not _typed(item.get(k), types)]
         if not bad:
-            bad = _bad_optional(path.name, item)
+            bad = _bad_size(path.name, item) + _bad_optional(path.name, item)
         if bad:
             raise InputError(f"{path}: entry {i} lacks or mistypes {', '.join(bad)}", "delete or regenerate the file")
     return items
@@ -67,7 +70,7 @@ _NUMBER = (int, float)
 _BENCH_OPTIONAL: dict[str, tuple[type, ...]] = {
     "gbps": _NUMBER, "pct_of_memcpy": _NUMBER, "median_us": _NUMBER, "p10_us": _NUMBER, "p90_us": _NUMBER,
     "note": (str,), "timing": (str,), "resident": (str,), "tile": (str,), "threads": (int,), "per_thread": (int,),
-    "chosen": (bool,),
+    "chosen": (bool,), "pct_of_ceiling": _NUMBER, "size": (str,), "n": (int,), "blocks": (int,),
 }
 
 
@@ -82,6 +85,19 @@ def _typed(value: Any, types: tuple[type, ...]) -> bool:
         return False
     return not (isinstance(value, float) and (math.isinf(value) or value < 0)) and not (
         isinstance(value, int) and not isinstance(value, bool) and value < 0)
+
+
+def _bad_size(name: str, item: dict[str, Any]) -> list[str]:
+    """The size keys an entry lacks or mistypes: rows and cols, unless a bench/sweep row gives
+    ``size`` (text) and a validation entry holds other integer dimensions (``n``)."""
+    if name == "timings.json":
+        return []
+    if name != "validation.json" and isinstance(item.get("size"), str):
+        return []
+    if name == "validation.json" and not any(k in item for k in _SIZE_KEYS):
+        dims = [k for k, v in item.items() if k not in ("mismatches", "elements") and type(v) is int]
+        return [] if dims and all(_typed(item[k], (int,)) for k in dims) else ["its size (rows, cols or n)"]
+    return [k for k in _SIZE_KEYS if not _typed(item.get(k), (int,))]
 
 
 def _bad_optional(name: str, item: dict[str, Any]) -> list[str]:

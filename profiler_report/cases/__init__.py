@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 #: Case name -> module defining ``CASE``.
 REGISTRY = {
     "transpose": "profiler_report.cases.transpose",
+    "reduction": "profiler_report.cases.reduction",
 }
 DEFAULT_CASE = "transpose"
 

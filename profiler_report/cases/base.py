@@ -42,6 +42,24 @@ class Launch:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One GPU operation of a stage's launch sequence (:meth:`Case.steps`).
+
+    A kernel launch of ``kernel``'s instantiation (a stage of the manifest: its kernel and
+    template arguments) with ``launch`` and ``args``; or, when ``zero`` is set, a
+    ``cudaMemsetAsync`` of that CuPy array to zero bytes. ``profiled`` marks the launch ncu
+    profiles (the NVTX range wraps it); the others (a reduction's finishing passes, a memset)
+    run outside the range but inside the event timing.
+    """
+
+    kernel: Stage | None = None
+    launch: Launch | None = None
+    args: tuple[Any, ...] = ()
+    profiled: bool = True
+    zero: Any = None
+
+
+@dataclass(frozen=True)
 class Comparison:
     """How one output compared with its reference: ``ok``, how many elements differ, where the
     first one is (an index into the output) and what was expected and found there."""
@@ -64,6 +82,9 @@ class Case:
         compare_text: how outputs are compared, for the report ("bit-exact against ...", or the
             tolerance and why).
         validation_text: how each stage is validated (input, poisoning, comparison).
+        dtypes: the element types the kernels are instantiated for (``--dtype``).
+        summary_columns: the headline columns (metrics.py names) of the report's summary table.
+        stage_metrics: the rows of each stage's "metrics that moved" table.
     """
 
     name: str = ""
@@ -72,6 +93,18 @@ class Case:
     default_size: Size = {}  # noqa: RUF012 (class-level constant, never mutated)
     compare_text: str = ""
     validation_text: str = ""
+    dtypes: tuple[str, ...] = ("float16", "float32", "float64")
+    summary_columns: tuple[str, ...] = (
+        "event_gbps", "pct_of_memcpy", "duration_us", "shared_excessive_wavefronts", "shared_wavefronts_per_load",
+        "shared_wavefronts_per_store", "global_load_efficiency_pct", "global_store_efficiency_pct",
+        "global_store_sectors_per_request", "achieved_occupancy_pct",
+    )
+    stage_metrics: tuple[str, ...] = (
+        "event_gbps", "pct_of_memcpy", "duration_us", "dram_throughput_gbps", "shared_wavefronts_per_load",
+        "shared_wavefronts_per_store", "shared_excessive_wavefronts", "global_load_efficiency_pct",
+        "global_store_efficiency_pct", "global_load_sectors_per_request", "global_store_sectors_per_request",
+        "l2_excessive_sectors", "achieved_occupancy_pct", "registers_per_thread", "shared_mem_per_block_bytes",
+    )
 
     # -- files --------------------------------------------------------------------------------
 
@@ -127,6 +160,18 @@ class Case:
 
     def kernel_args(self, stage: Stage, inputs: Any, output: Any, size: Size) -> tuple[Any, ...]:
         raise NotImplementedError
+
+    def steps(self, stage: Stage, inputs: Any, output: Any, size: Size, dtype: str) -> list[Step]:
+        """The GPU operations of one run of ``stage``, in order: by default one profiled launch
+        of the stage's kernel with :meth:`launch` and :meth:`kernel_args`. A case whose stage
+        takes several launches (a reduction's passes) returns them all; event timing covers
+        every step, ncu profiles the ``profiled`` ones."""
+        return [Step(stage, self.launch(stage, size, dtype), self.kernel_args(stage, inputs, output, size))]
+
+    def check_dtype(self, dtype: str) -> None:
+        """Raises InputError when the case's kernels are not instantiated for ``dtype``."""
+        if dtype not in self.dtypes:
+            raise InputError(f"case {self.name} has no {dtype} kernels", f"use --dtype {' or '.join(self.dtypes)}")
 
     def make_input(self, cupy: Any, size: Size, dtype: str, seed: int) -> Any:
         """Random input, never zeros."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,9 @@ class Manifest:
     regression: Stage | None = None
     tile: int = 32
     block: tuple[int, int] = (32, 8)
+    #: Top-level keys the generic loader does not read: the case's own launch settings (a
+    #: reduction's threads per block and blocks per SM).
+    params: dict[str, Any] = field(default_factory=dict)
 
     def stage(self, stage_id: str) -> Stage:
         for s in (*self.stages, self.ceiling, *( [self.regression] if self.regression else [])):
@@ -127,10 +130,13 @@ def load_manifest(path: Path | None = None) -> Manifest:
             regression=_stage(raw["regression"]) if "regression" in raw else None,
             tile=int(raw.get("tile", 32)),
             block=tuple(raw.get("block", (32, 8))),  # type: ignore[arg-type]
+            params={k: v for k, v in raw.items() if k not in _GENERIC_KEYS},
         )
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
         raise InputError(f"bad stage manifest {path}: {exc}", "fix kernels/<case>/stages.toml") from exc
 
+
+_GENERIC_KEYS = frozenset({"source", "stage", "ceiling", "regression", "tile", "block"})
 
 _STAGE_RE = re.compile(r"^// stage: (\w+)\s*$(.*?)^// end stage\s*$", re.M | re.S)
 

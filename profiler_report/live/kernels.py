@@ -6,10 +6,12 @@ compared, the work model) comes from the :class:`~profiler_report.cases.base.Cas
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from profiler_report.cases.base import Case, Size
+from profiler_report.cases.base import Case, Launch, Size
 from profiler_report.cases.manifest import Stage
 from profiler_report.live.gpu import Timing, event_times_us, import_cupy, memcpy_fn, poison, timing
 from profiler_report.util.dtypes import CXX_TYPES
@@ -55,12 +57,23 @@ class Kernels:
     dtype: str
     case: Case
 
-    def launch(self, stage: Stage, src: Any, dst: Any, size: Size) -> None:
-        fn = self.module.get_function(self.names[kernel_key(stage)])
-        shape = self.case.launch(stage, size, self.dtype)
+    def launch(self, stage: Stage, src: Any, dst: Any, size: Size,
+               profiled: Callable[[], AbstractContextManager[Any]] = nullcontext) -> None:
+        """Run every step of ``stage`` (:meth:`Case.steps`); ``profiled()`` wraps each profiled
+        launch (the target's NVTX range)."""
+        for step in self.case.steps(stage, src, dst, size, self.dtype):
+            if step.zero is not None:
+                step.zero.data.memset_async(0, step.zero.nbytes)
+                continue
+            assert step.kernel is not None and step.launch is not None
+            with profiled() if step.profiled else nullcontext():
+                self._run(step.kernel, step.launch, step.args)
+
+    def _run(self, kernel: Stage, shape: Launch, args: tuple[Any, ...]) -> None:
+        fn = self.module.get_function(self.names[kernel_key(kernel)])
         if shape.shared_bytes > 48 * 1024:  # above 48 KB the kernel must opt in
             fn.max_dynamic_shared_size_bytes = shape.shared_bytes
-        fn(shape.grid, shape.block, self.case.kernel_args(stage, src, dst, size), shared_mem=shape.shared_bytes)
+        fn(shape.grid, shape.block, args, shared_mem=shape.shared_bytes)
 
 
 @dataclass

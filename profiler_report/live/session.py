@@ -138,6 +138,7 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
         KernelIncorrectError after writing the report when a stage was wrong.
     """
     case = get_case(cfg.case)
+    case.check_dtype(cfg.dtype)
     timer = timer or StepTimer()
     stages = [case.manifest.stage(s) for s in cfg.stages] if cfg.stages else list(case.manifest.stages)
     ncu = prof.find_ncu(cfg.ncu) if cfg.counters else None

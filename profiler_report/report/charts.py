@@ -227,7 +227,7 @@ def peers_chart_data(bench: list[dict[str, Any]]) -> pd.DataFrame:
     rows = []
     for r in bench:
         gbps = r.get("gbps")
-        if gbps is None or gbps != gbps or r.get("note", "").startswith("WRONG"):
+        if gbps is None or gbps != gbps or r.get("note", "").startswith("WRONG") or r["kind"] == "config":
             continue
         kind = {"peer": "stage-other", "stage": "stage"}.get(r["kind"], "ceiling")
         rows.append({"label": r["name"], "gbps": float(gbps), "kind": kind,

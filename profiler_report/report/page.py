@@ -21,25 +21,8 @@ from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
 from profiler_report.report.annotate import add_stage_extras
 from profiler_report.report.cells import CellRules, cell
 from profiler_report.report.charts import attach_charts
-from profiler_report.report.tables import bench_rows, shape_table, shape_verdicts, sweep_table
+from profiler_report.report.tables import bench_rows, pct_label, shape_table, shape_verdicts, sweep_table
 from profiler_report.util.fmt import fmt
-
-#: Rows of each stage's "metrics that moved" table, in order.
-STAGE_METRICS = (
-    "event_gbps", "pct_of_memcpy", "duration_us", "dram_throughput_gbps", "shared_wavefronts_per_load",
-    "shared_wavefronts_per_store", "shared_excessive_wavefronts", "global_load_efficiency_pct",
-    "global_store_efficiency_pct", "global_load_sectors_per_request", "global_store_sectors_per_request",
-    "l2_excessive_sectors", "achieved_occupancy_pct", "registers_per_thread", "shared_mem_per_block_bytes",
-)
-
-
-#: Columns of the summary table at the top of the report.
-SUMMARY_COLUMNS = (
-    "event_gbps", "pct_of_memcpy", "duration_us", "shared_excessive_wavefronts", "shared_wavefronts_per_load",
-    "shared_wavefronts_per_store", "global_load_efficiency_pct", "global_store_efficiency_pct",
-    "global_store_sectors_per_request", "achieved_occupancy_pct",
-)
-
 
 #: Per-instruction shared-memory ratios: "n/a" (not "not measured") for a kernel without such accesses.
 _NO_SHARED = {"shared_wavefronts_per_load": "shared_load_instructions",
@@ -106,6 +89,7 @@ class Page:
     notes: list[str] = field(default_factory=list)
     peers_svg: str = ""
     peers_rows: list[dict[str, str]] = field(default_factory=list)
+    peers_pct_label: str = "% of memcpy"
     sweep_svg: str = ""
     sweep_rows: list[dict[str, str]] = field(default_factory=list)
     shapes_svg: str = ""
@@ -130,9 +114,9 @@ def code_diff_html(previous: str | None, current: str, prev_id: str, cur_id: str
     return highlight(diff or "(no source change)", DiffLexer(), _FORMATTER)
 
 
-def _metric_rows(prev: pd.Series | None, row: pd.Series, rules: CellRules) -> list[MetricRow]:
+def _metric_rows(prev: pd.Series | None, row: pd.Series, rules: CellRules, case: Case | None) -> list[MetricRow]:
     out = []
-    for name in STAGE_METRICS:
+    for name in (case or Case).stage_metrics:  # no case (a foreign capture): the base's
         if name not in row.index:
             continue
         cur, old = cell(row, name, rules), cell(prev, name, rules) if prev is not None else None
@@ -205,7 +189,7 @@ def _section(inp: PageInputs, rules: CellRules, prev: pd.Series | None, row: pd.
         id=sid, title=st.title if st else sid, kernel=row["kernel"], change=st.change if st else "",
         verdict=a.verdicts.get(sid, ""), correct=_correct_text(valid.get(sid), case),
         launch=f"grid {row['grid']}, block {row['block']}", code_html=code, code_note=note,
-        metrics=_metric_rows(prev, row, rules), expectations=_records(exp),
+        metrics=_metric_rows(prev, row, rules, inp.case), expectations=_records(exp),
         raw_conflicts={"loads": str(cell(row, "bank_conflicts_ld_raw", rules)),
                        "stores": str(cell(row, "bank_conflicts_st_raw", rules))},
         top_stalls=row["top_stalls"],
@@ -221,7 +205,7 @@ def _section(inp: PageInputs, rules: CellRules, prev: pd.Series | None, row: pd.
 
 def _summary_rows(inp: PageInputs, rules: CellRules) -> tuple[list[str], list[dict[str, Any]]]:
     summary = inp.analysis.summary
-    cols = [c for c in SUMMARY_COLUMNS if c in summary]
+    cols = [c for c in (inp.case or Case).summary_columns if c in summary]
     header = ["stage", *[_COLUMNS[c].label for c in cols], "verdict"]
     rows = []
     for _, r in summary.iterrows():
@@ -258,7 +242,8 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
                   for t in inp.timings or [] if t["name"] in ("memcpy", ceiling_id)],
         missing=a.missing, validation=_validation_rows(inp), validation_text=case.validation_text if case else "",
         sources=[(c.label, c.source) for c in (*HEADLINE, *TIMING_COLUMNS)], notes=list(inp.notes),
-        peers_rows=bench_rows(inp.bench or []), sweep_rows=_records(sweep_frame) if not sweep_frame.empty else [],
+        peers_rows=bench_rows(inp.bench or []), peers_pct_label=pct_label(inp.bench or []),
+        sweep_rows=_records(sweep_frame) if not sweep_frame.empty else [],
         shapes_rows=_records(shapes) if not shapes.empty else [],
         shapes_verdicts=shape_verdicts(shapes) if not shapes.empty else [],
         comparison=inp.comparison, comparison_note=inp.comparison_note,

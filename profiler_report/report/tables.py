@@ -9,23 +9,41 @@ import pandas as pd
 from profiler_report.util.fmt import fmt
 
 
+def size_key(r: dict[str, Any]) -> str:
+    """A bench.json / sweep.json row's size as its case writes it: the row's ``size`` text
+    ('n=268435456'), else '<rows>x<cols>' (the transpose's rows)."""
+    return str(r["size"]) if r.get("size") else f"{r.get('rows')}x{r.get('cols')}"
+
+
+def pct_of_reference(r: dict[str, Any]) -> Any:
+    """A row's GB/s as a % of its run's reference: ``pct_of_ceiling`` (the case's ceiling kernel)
+    where the case writes it, else ``pct_of_memcpy``."""
+    return r["pct_of_ceiling"] if "pct_of_ceiling" in r else r.get("pct_of_memcpy")
+
+
+def pct_label(bench: list[dict[str, Any]]) -> str:
+    """The header of :func:`pct_of_reference`'s column."""
+    return "% of ceiling kernel" if any("pct_of_ceiling" in r for r in bench) else "% of memcpy"
+
+
 def bench_rows(bench: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Rows of the peers table; ``vs_best_peer`` is GB/s over the fastest peer's GB/s at the same
-    size and dtype ("" where no peer ran there)."""
-    best: dict[tuple[Any, Any, Any], float] = {}
+    size and dtype ("" where no peer ran there); ``pct`` is :func:`pct_of_reference`."""
+    best: dict[tuple[str, Any], float] = {}
     for r in bench:
         g = r.get("gbps")
         if r["kind"] == "peer" and g is not None and g == g and not r.get("note", "").startswith("WRONG"):
-            key = (r["rows"], r["cols"], r["dtype"])
+            key = (size_key(r), r["dtype"])
             best[key] = max(best.get(key, 0.0), float(g))
     out = []
     for r in bench:
-        g, ref = r.get("gbps"), best.get((r["rows"], r["cols"], r["dtype"]))
+        g, ref = r.get("gbps"), best.get((size_key(r), r["dtype"]))
         ratio = f"{g / ref:.3f}x" if ref and g is not None and g == g else ""
+        note = ("chosen (the profiled configuration); " if r.get("chosen") else "") + r.get("note", "")
         out.append({"name": r["name"], "kind": r["kind"], "gbps": fmt(g),
-                    "pct_of_memcpy": fmt(r.get("pct_of_memcpy"), "%"), "vs_best_peer": ratio,
+                    "pct": fmt(pct_of_reference(r), "%"), "vs_best_peer": ratio,
                     "median_us": fmt(r.get("median_us")), "spread": f"{fmt(r.get('p10_us'))} - {fmt(r.get('p90_us'))}",
-                    "timing": r.get("timing", ""), "note": r.get("note", "")})
+                    "timing": r.get("timing", ""), "note": note.rstrip("; ")})
     return out
 
 

@@ -1,0 +1,197 @@
+"""The second case: a parallel reduction (sum of n elements), naive to the read ceiling.
+
+After M. Harris, "Optimizing Parallel Reduction in CUDA" (2007): seven stages, then 16-byte loads
+and a one-pass finish. Stages, their expected effects and the read-ceiling kernel are in
+``kernels/reduction/stages.toml``. A stage's run is its first pass over the input (the launch
+ncu profiles) and the passes over the partial sums that follow (inside the event timing); the
+one-pass stage finishes in its last block.
+
+The output buffer holds the result at ``out[0]``, a ticket counter at ``out[1]`` (one-pass
+stage) and from ``out[64]`` two regions for the partial sums of alternate passes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from profiler_report.cases.base import Case, Comparison, Launch, Size, Step, Work
+from profiler_report.cases.manifest import Stage
+from profiler_report.cases.reduction import launch as geo
+from profiler_report.errors import InputError
+from profiler_report.util.dtypes import ITEMSIZE
+
+#: float32 unit roundoff.
+U32 = 2.0 ** -24
+#: First element of the partial-sum regions (256-byte aligned: 16-byte loads read them).
+PARTIALS = 64
+#: Largest n: the kernels index with 32-bit unsigned integers.
+MAX_N = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The exact sum and how far a correct float32 result may lie from it.
+
+    ``value`` is the float64 host sum (int32: the int64 sum wrapped to 32 bits); ``bound`` the
+    worst-case float32 error ``h u / (1 - h u) * sum |x|`` (0 for int32); ``op`` "sum" or "read"
+    (the read ceiling's XOR of all 32-bit words)."""
+
+    value: Any
+    bound: float
+    op: str
+    chain: int = 0
+
+
+def _region(n: int, divisor: int) -> int:
+    return (math.ceil(n / divisor) + PARTIALS - 1) // PARTIALS * PARTIALS
+
+
+class ReductionCase(Case):
+    """``out[0] = in[0] + ... + in[n-1]`` for float32 or int32."""
+
+    name = "reduction"
+    title = "parallel reduction (sum)"
+    dims = ("n",)
+    default_size = {"n": 2**28}  # noqa: RUF012 (1 GiB of float32: far past the 60 MB L2)
+    dtypes = ("float32", "int32")
+    compare_text = ("int32: bit-exact against the host's int64 sum wrapped to 32 bits (integer addition is "
+                    "associative). float32: within h*u/(1-h*u)*sum|x| of the float64 host sum, u = 2^-24, h = the "
+                    "longest chain of additions behind the result (elements per thread + log2(threads) per pass): "
+                    "the worst-case summation bound (Higham, Accuracy and Stability of Numerical Algorithms, 4.2)")
+    validation_text = ("Random input (float32 in [1, 2), int32 in [-100, 100] without 0; never zero), output and "
+                       "scratch poisoned with all-ones bytes before each run, the result compared with a host "
+                       "reference: " + compare_text + ". ncu profiles each stage's first pass; the event timing "
+                       "covers every pass. Bytes counted: n * 4 read.")
+    summary_columns = (
+        "event_gbps", "pct_of_copy_kernel", "duration_us", "dram_read_pct_peak", "instructions_executed",
+        "threads_per_instruction", "branch_uniformity_pct", "shared_excessive_wavefronts", "barrier_stall_per_issue",
+        "achieved_occupancy_pct",
+    )
+    stage_metrics = (
+        "event_gbps", "pct_of_copy_kernel", "duration_us", "dram_read_gbps", "dram_read_pct_peak",
+        "instructions_executed", "threads_per_instruction", "branch_uniformity_pct", "shared_excessive_wavefronts",
+        "shared_wavefronts_per_load", "barrier_stall_per_issue", "global_load_sectors_per_request",
+        "achieved_occupancy_pct", "registers_per_thread",
+    )
+
+    def size(self, values: dict[str, int | None]) -> Size:
+        size = super().size(values)
+        if size["n"] > MAX_N:
+            raise InputError(f"reduction n must be at most 2^31 - 1, got {size['n']}", "use a smaller --size n=N")
+        return size
+
+    def work(self, stage: Stage, size: Size, dtype: str) -> Work:
+        """Bytes read: ``n * itemsize`` (the partial sums' traffic, under 0.5 %, is not counted);
+        one add per element."""
+        return Work(size["n"] * ITEMSIZE[dtype], flops=size["n"] if dtype == "float32" else 0)
+
+    def launch(self, stage: Stage, size: Size, dtype: str) -> Launch:
+        """The first pass (the one ncu profiles)."""
+        return geo.launch(stage, self.manifest, size["n"], dtype)
+
+    def kernel_args(self, stage: Stage, inputs: Any, output: Any, size: Size) -> tuple[Any, ...]:
+        import numpy as np
+
+        return inputs, output, np.uint32(size["n"])
+
+    def steps(self, stage: Stage, inputs: Any, output: Any, size: Size, dtype: str) -> list[Step]:
+        """Pass 1 (profiled) over the input, then one pass per level of partial sums, each
+        writing into the other scratch region, the last into ``out[0]``. The one-pass stage zeroes
+        its ticket first; the read ceiling zeroes its XOR accumulator."""
+        import numpy as np
+
+        n = size["n"]
+        if stage.op == "read" or stage.launch == "one_pass":
+            zero = output[0:1] if stage.op == "read" else output[1:2]
+            return [Step(zero=zero), Step(stage, self.launch(stage, size, dtype), (inputs, output, np.uint32(n)))]
+        regions = self._regions(output, n)
+        out, src = [], inputs
+        for k, count in enumerate(geo.passes(stage, self.manifest, n)):
+            shape = geo.launch(stage, self.manifest, count, dtype)
+            dst = output[0:1] if shape.grid[0] == 1 else regions[k % 2]
+            out.append(Step(stage, shape, (src, dst, np.uint32(count)), profiled=k == 0))
+            src = dst
+        return out
+
+    @staticmethod
+    def _regions(output: Any, n: int) -> tuple[Any, Any]:
+        a = _region(n, 32)
+        return output[PARTIALS:PARTIALS + a], output[PARTIALS + a:]
+
+    def make_input(self, cupy: Any, size: Size, dtype: str, seed: int) -> Any:
+        """float32 uniform in [1, 2); int32 uniform in [-100, 100] without 0. Never zero."""
+        rng = cupy.random.default_rng(seed)
+        if dtype == "int32":
+            v = rng.integers(1, 101, size["n"], dtype=cupy.int32)
+            sign = rng.integers(0, 2, size["n"], dtype=cupy.int32) * 2 - 1
+            return v * sign
+        return rng.random(size["n"], dtype=cupy.float32) + 1
+
+    def make_output(self, cupy: Any, stage: Stage, size: Size, dtype: str) -> Any:
+        """Result, ticket and two partial-sum regions; large enough for every stage at ``size``."""
+        a = _region(size["n"], 32)
+        return cupy.empty(PARTIALS + a + _region(a, 32), dtype=dtype)
+
+    def reference(self, cupy: Any, stage: Stage, inputs: Any) -> Reference:
+        """Host sums of ``inputs`` (copied to the host): see :class:`Reference`."""
+        import numpy as np
+
+        host = cupy.asnumpy(inputs)
+        if stage.op == "read":
+            words = host.view(np.uint32)
+            return Reference(np.bitwise_xor.reduce(words) if words.size else np.uint32(0), 0.0, "read")
+        if host.dtype == np.int32:
+            total = int(host.sum(dtype=np.int64))
+            return Reference(np.int64((total + 2**31) % 2**32 - 2**31).astype(np.int32), 0.0, "sum")
+        h = geo.chain_length(stage, self.manifest, int(host.size))
+        bound = h * U32 / (1 - h * U32) * float(np.abs(host).sum(dtype=np.float64))
+        return Reference(float(host.sum(dtype=np.float64)), bound, "sum", h)
+
+    def compare(self, cupy: Any, out: Any, ref: Reference) -> Comparison:
+        """``out[0]`` against the reference: bits for int32 and the read ceiling, the float32
+        bound otherwise (a NaN, e.g. an unwritten poisoned result, never passes)."""
+        import numpy as np
+
+        if ref.op == "read":
+            got = np.uint32(cupy.asnumpy(out[0:1].view(cupy.uint32))[0])
+            ok = got == ref.value
+            return Comparison(bool(ok), 0 if ok else 1, None if ok else (0,), f"{int(ref.value):#010x}",
+                              f"{int(got):#010x}")
+        got = cupy.asnumpy(out[0:1])[0]
+        if out.dtype.kind == "i":
+            ok = bool(got == ref.value)
+            return Comparison(ok, 0 if ok else 1, None if ok else (0,), str(int(ref.value)), str(int(got)))
+        err = abs(float(got) - ref.value)
+        ok = bool(err <= ref.bound)  # False for NaN
+        return Comparison(ok, 0 if ok else 1, None if ok else (0,), f"{ref.value:.9g} +- {ref.bound:.3g}",
+                          f"{float(got):.9g} (error {err:.3g}, chain h = {ref.chain})")
+
+    def normalize_source(self, source: str, stage_id: str) -> str:
+        return source.replace(f"reduce_{stage_id}", "reduce_STAGE")
+
+    def bench_at(self, size: Size, dtype: str, repeats: int, stages: list[Stage],
+                 provenance: dict[str, Any]) -> dict[str, Any]:
+        from profiler_report.cases.reduction.bench import as_json, bench_configs, bench_size
+
+        rows = bench_size(self, size["n"], dtype, repeats=repeats, stages=stages)
+        return as_json(rows + bench_configs(self, size["n"], dtype, repeats=repeats), provenance)
+
+    def bench(self, *, quick: bool, repeats: int) -> list[Any]:
+        from profiler_report.cases.reduction.bench import run_all
+
+        return run_all(self, quick=quick, repeats=repeats)
+
+    def bench_table(self, rows: list[Any]) -> str:
+        from profiler_report.cases.reduction.bench import table
+
+        return table(rows)
+
+    def bench_json(self, rows: list[Any], provenance: dict[str, Any]) -> dict[str, Any]:
+        from profiler_report.cases.reduction.bench import as_json
+
+        return as_json(rows, provenance)
+
+
+CASE = ReductionCase()
