@@ -300,7 +300,31 @@ def table(rows: list[BenchRow]) -> str:
         lines.append(f"{r.name + mark:<36} {r.kind:<8} {r.n:>11} {r.dtype:<8} {r.resident:<5} {r.median_us:10.1f} "
                      f"{f'{r.p10_us:.1f}-{r.p90_us:.1f}':>17} {r.gbps:8.0f} {r.pct_of_ceiling:8.1f}% "
                      f"{ratio:10.3f}x  {r.note}")
-    return "\n".join(lines)
+    return "\n".join(lines + config_verdicts(rows))
+
+
+def config_verdicts(rows: list[BenchRow]) -> list[str]:
+    """Per n and dtype of the block sweep: the fastest configuration, and whether the chosen
+    (profiled) one is slower beyond the run-to-run spread (its p10 above the fastest's p90)."""
+    out = []
+    for key in dict.fromkeys((r.n, r.dtype) for r in rows if r.kind == "config"):
+        timed = [r for r in rows if r.kind == "config" and (r.n, r.dtype) == key and r.gbps == r.gbps]
+        if not timed:
+            continue
+        best = max(timed, key=lambda r: r.gbps)
+        chosen = next((r for r in timed if r.chosen), None)
+        text = f"block sweep n={key[0]} {key[1]}: fastest {best.name} ({best.pct_of_ceiling:.1f}% of the read ceiling)"
+        if chosen is None:
+            text += "; the chosen configuration was not swept"
+        elif chosen is best:
+            text += ", the chosen one"
+        elif chosen.p10_us > best.p90_us:
+            text += (f"; the chosen {chosen.name} ({chosen.pct_of_ceiling:.1f}%) is slower beyond the spread: change "
+                     "`template` / `grid_blocks` in kernels/reduction/stages.toml")
+        else:
+            text += f"; the chosen {chosen.name} ({chosen.pct_of_ceiling:.1f}%) is within the spread of it"
+        out.append(text)
+    return out
 
 
 def as_json(rows: list[BenchRow], provenance: dict[str, Any]) -> dict[str, Any]:
