@@ -32,6 +32,6 @@ rec() {  # rec NAME ROWS COLS DTYPE STAGES... (the transpose)
 rec h200_f32_4096 4096 4096 float32 naive smem padded unrolled vec_padded vec_swizzled vec_deep vec_colwalk copy || echo "recording h200_f32_4096 failed: see $out/h200_f32_4096/ncu.log"
 rec h200_f32_4096_regressed 4096 4096 float32 naive smem padded unrolled:unrolled_nopad copy || echo "recording h200_f32_4096_regressed failed: see $out/h200_f32_4096_regressed/ncu.log"
 rec h200_f64_2048 2048 2048 float64 naive smem padded unrolled vec_padded vec_swizzled vec_deep vec_colwalk copy || echo "recording h200_f64_2048 failed: see $out/h200_f64_2048/ncu.log"
-red="interleaved_divergent interleaved_strided sequential first_add warp_shuffle unrolled grid_stride vec4 one_pass read_ceiling"
+red="interleaved_divergent interleaved_strided sequential first_add warp_shuffle unrolled grid_stride vec4 one_pass one_pass_deep read_ceiling"
 # shellcheck disable=SC2086
 rec_case h200_reduction_f32_2p26 reduction '{"n": 67108864}' float32 $red || echo "recording h200_reduction_f32_2p26 failed: see $out/h200_reduction_f32_2p26/ncu.log"

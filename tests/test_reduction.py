@@ -27,7 +27,7 @@ SIZES = [1, 7, 255, 256, 257, 513, 1000, 100_003, 2**20 + 3, 2**28]
 
 def test_manifest_lists_harris_ladder_and_ceiling():
     assert M.stage_ids() == ["interleaved_divergent", "interleaved_strided", "sequential", "first_add",
-                             "warp_shuffle", "unrolled", "grid_stride", "vec4", "one_pass"]
+                             "warp_shuffle", "unrolled", "grid_stride", "vec4", "one_pass", "one_pass_deep"]
     assert M.ceiling.op == "read"
     assert set(stage_sources(M.source_text())) == {*M.stage_ids(), M.ceiling.id}
 

@@ -35,11 +35,11 @@ def test_every_stage_is_right(kernels, n):
 def test_every_swept_configuration_is_right():
     from dataclasses import replace
 
-    from profiler_report.cases.reduction.bench import THREADS, with_grid
+    from profiler_report.cases.reduction.bench import LOADS, THREADS, with_grid
     from profiler_report.live.kernels import Kernels, compile_module, validate
 
     last = CASE.manifest.stages[-1]
-    variants = [replace(last, targs=(str(t),)) for t in THREADS]
+    variants = [replace(last, targs=(str(t), str(n))) for t in THREADS for n in LOADS]
     for dtype in CASE.dtypes:
         module, names = compile_module(CASE, dtype, extra=tuple(variants))
         for blocks in (1, 264, 2112):
@@ -57,8 +57,8 @@ def test_a_wrong_stage_is_caught():
 
     module, names = compile_module(CASE, "int32")
     k = Kernels(module, names, "int32", CASE)
-    # The two-element stage launched as if each block read one element per thread: half the input
-    # is never read, so the int32 sum must differ.
-    wrong = replace(CASE.manifest.stage("first_add"), launch="block")
+    # The one-element stage launched with half the blocks (as if each thread added two elements):
+    # half the input is never read, so the int32 sum must differ.
+    wrong = replace(CASE.manifest.stage("sequential"), launch="first_add")
     v = validate(k, wrong, {"n": 10_000})
     assert not v.correct and "expected" in v.message

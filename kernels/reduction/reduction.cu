@@ -32,23 +32,33 @@ __device__ __forceinline__ T* shared_array()
 }
 
 // stage: read_ceiling
-// Bandwidth ceiling, not a stage: the fewest instructions that read every byte with 16-byte loads
-// and keep the result live (an XOR of all 32-bit words, one atomicXor per warp into out[0]).
-template <typename T, unsigned int BLOCK>
+// Bandwidth ceiling, not a stage: the fewest instructions that read every byte, LOADS 16-byte
+// loads in flight per thread, and keep the result live (an XOR of all 32-bit words, one
+// atomicXor per warp into out[0], zeroed before the launch).
+template <typename T, unsigned int BLOCK, unsigned int LOADS>
 __global__ void read_ceiling(const T* __restrict__ in, T* __restrict__ out, unsigned int n)
 {
     const unsigned int* words = reinterpret_cast<const unsigned int*>(in);
     const unsigned int nwords = n * sizeof(T) / 4;
     const uint4* v = reinterpret_cast<const uint4*>(words);
     const unsigned int nvec = nwords / 4;
-    const unsigned int stride = BLOCK * gridDim.x;
+    const unsigned int stride = BLOCK * LOADS * gridDim.x;
     unsigned int x = 0;
-    for (unsigned int i = blockIdx.x * BLOCK + threadIdx.x; i < nvec; i += stride) {
-        const uint4 q = v[i];
-        x ^= q.x ^ q.y ^ q.z ^ q.w;
+    for (unsigned int base = blockIdx.x * (BLOCK * LOADS) + threadIdx.x; base < nvec; base += stride) {
+        uint4 q[LOADS];
+#pragma unroll
+        for (unsigned int k = 0; k < LOADS; ++k) {
+            const unsigned int i = base + k * BLOCK;
+            q[k] = i < nvec ? v[i] : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (unsigned int k = 0; k < LOADS; ++k) {
+            x ^= q[k].x ^ q[k].y ^ q[k].z ^ q[k].w;
+        }
     }
-    for (unsigned int i = nvec * 4 + blockIdx.x * BLOCK + threadIdx.x; i < nwords; i += stride) {
-        x ^= words[i];
+    const unsigned int tail = nvec * 4 + blockIdx.x * BLOCK + threadIdx.x;
+    if (blockIdx.x == 0 && tail < nwords) {
+        x ^= words[tail];
     }
     for (int offset = 16; offset > 0; offset >>= 1) {
         x ^= __shfl_down_sync(0xffffffffu, x, offset);
@@ -315,6 +325,81 @@ __global__ void reduce_one_pass(const T* __restrict__ in, T* __restrict__ out, u
         if (i + BLOCK < nvec) {
             const V b = vin[i + BLOCK];
             v += (b.x + b.y) + (b.z + b.w);
+        }
+    }
+    const unsigned int tail = nvec * 4 + blockIdx.x * BLOCK + threadIdx.x;
+    if (blockIdx.x == 0 && tail < n) {
+        v += in[tail];
+    }
+    // One launch instead of two: out[0] is the result, the word after it a ticket counter
+    // (zeroed before the launch), the partials start at out[64]. Each block publishes its
+    // partial, and the block that takes the last ticket sums the partials in block order
+    // (the same order every run) and resets the ticket.
+    T* partials = out + 64;
+    unsigned int* ticket = reinterpret_cast<unsigned int*>(out + 1);
+    for (unsigned int pass = 0; pass < 2; ++pass) {
+        sdata[tid] = v;
+        __syncthreads();
+        if (BLOCK >= 1024) { if (tid < 512) { sdata[tid] += sdata[tid + 512]; } __syncthreads(); }
+        if (BLOCK >= 512) { if (tid < 256) { sdata[tid] += sdata[tid + 256]; } __syncthreads(); }
+        if (BLOCK >= 256) { if (tid < 128) { sdata[tid] += sdata[tid + 128]; } __syncthreads(); }
+        if (BLOCK >= 128) { if (tid < 64) { sdata[tid] += sdata[tid + 64]; } __syncthreads(); }
+        if (tid < 32) {
+            v = sdata[tid] + sdata[tid + 32];
+#pragma unroll
+            for (int offset = 16; offset > 0; offset >>= 1) {
+                v += __shfl_down_sync(0xffffffffu, v, offset);
+            }
+        }
+        if (pass == 1) {
+            if (tid == 0) {
+                out[0] = v;
+                *ticket = 0;
+            }
+            return;
+        }
+        if (tid == 0) {
+            partials[blockIdx.x] = v;
+            __threadfence();  // the partial is visible to every block before the ticket is taken
+            last_block = atomicAdd(ticket, 1u) == gridDim.x - 1;
+        }
+        __syncthreads();
+        if (!last_block) {
+            return;
+        }
+        v = T(0);
+        for (unsigned int b = tid; b < gridDim.x; b += BLOCK) {
+            v += __ldcg(partials + b);  // L2, not a stale L1 line
+        }
+        __syncthreads();
+    }
+}
+// end stage
+
+// stage: one_pass_deep
+template <typename T, unsigned int BLOCK, unsigned int LOADS>
+__global__ void reduce_one_pass_deep(const T* __restrict__ in, T* __restrict__ out, unsigned int n)
+{
+    typedef typename Vec4<T>::type V;
+    T* sdata = shared_array<T>();
+    __shared__ bool last_block;
+    const unsigned int tid = threadIdx.x;
+    const V* vin = reinterpret_cast<const V*>(in);
+    const unsigned int nvec = n / 4;
+    // LOADS 16-byte loads issued back to back per thread and iteration (2 before): more bytes in
+    // flight per SM to cover DRAM latency.
+    const unsigned int grid_size = BLOCK * LOADS * gridDim.x;
+    T v = T(0);
+    for (unsigned int base = blockIdx.x * (BLOCK * LOADS) + threadIdx.x; base < nvec; base += grid_size) {
+        V a[LOADS];
+#pragma unroll
+        for (unsigned int k = 0; k < LOADS; ++k) {
+            const unsigned int i = base + k * BLOCK;
+            a[k] = i < nvec ? vin[i] : V{T(0), T(0), T(0), T(0)};
+        }
+#pragma unroll
+        for (unsigned int k = 0; k < LOADS; ++k) {
+            v += (a[k].x + a[k].y) + (a[k].z + a[k].w);
         }
     }
     const unsigned int tail = nvec * 4 + blockIdx.x * BLOCK + threadIdx.x;

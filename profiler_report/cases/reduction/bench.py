@@ -15,7 +15,6 @@ from typing import Any
 
 from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import Stage
-from profiler_report.cases.reduction.launch import threads
 from profiler_report.live.gpu import device_info, event_times_us, import_cupy, memcpy_fn, poison
 from profiler_report.live.kernels import Kernels, compile_module
 from profiler_report.util.dtypes import ITEMSIZE
@@ -218,9 +217,12 @@ def jax_time(cupy: Any, case: Case, stage: Stage, src: Any, repeats: int) -> tup
     return sorted(us), "wall clock incl. dispatch"
 
 
-#: Block sweep of the last stage: threads per block x blocks of the grid (per SM on the H200).
-THREADS = (128, 256, 512, 1024)
-BLOCKS_PER_SM = (2, 4, 8, 16)
+#: Block sweep of the last stage: threads per block x 16-byte loads in flight per thread (where
+#: the kernel takes LOADS) x blocks of the grid (per SM). 128 threads measured slower at every
+#: grid on the H200 (2026-12-01: 52-99 % of the read ceiling) and is left out.
+THREADS = (256, 512, 1024)
+LOADS = (2, 4, 8)
+BLOCKS_PER_SM = (2, 4, 8)
 
 
 def with_grid(case: Case, blocks: int) -> Case:
@@ -232,27 +234,29 @@ def with_grid(case: Case, blocks: int) -> Case:
 
 def bench_configs(case: Case, n: int, dtype: str, *, repeats: int = 30, warmup: int = 5,
                   buffers: int = 3) -> list[BenchRow]:
-    """The last stage at every (threads, blocks) of THREADS x BLOCKS_PER_SM, the read ceiling
+    """The last stage at every configuration of THREADS x LOADS x BLOCKS_PER_SM, the read ceiling
     first; ``chosen`` marks the manifest's configuration (the profiled one)."""
     cupy = import_cupy()
     info = device_info()
     last = case.manifest.stages[-1]
-    variants = [replace(last, id=f"{last.id} [{t} threads]", targs=(str(t),)) for t in THREADS]
+    loads = LOADS if len(last.targs) > 1 else (None,)
+    variants = [replace(last, id=f"{last.id} [{t} threads" + (f", {d} loads" if d else "") + "]",
+                        targs=(str(t), *((str(d),) if d else ())))
+                for t in THREADS for d in loads]
     module, names = compile_module(case, dtype, extra=tuple(variants))
     pairs = _pairs(case, n, dtype, buffers)
     k = Kernels(module, names, dtype, case)
     out = [_kernel_row(cupy, case, k, case.manifest.ceiling.id, "ceiling", case.manifest.ceiling, pairs, n,
                        repeats, warmup, info["l2_bytes"])]
-    chosen = (threads(last, case.manifest), int(case.manifest.params.get("grid_blocks", 0)))
+    chosen = (last.targs, int(case.manifest.params.get("grid_blocks", 0)))
     for per_sm in BLOCKS_PER_SM:
         blocks = per_sm * info["sm_count"]
         other = with_grid(case, blocks)
         k = Kernels(module, names, dtype, other)
         for st in variants:
-            t = int(st.targs[0])
-            row = _kernel_row(cupy, other, k, f"{last.id} [{t} threads, {per_sm}/SM]", "config", st, pairs, n,
+            row = _kernel_row(cupy, other, k, f"{st.id[:-1]}, {per_sm}/SM]", "config", st, pairs, n,
                               repeats, warmup, info["l2_bytes"])
-            row.threads, row.blocks, row.chosen = t, blocks, (t, blocks) == chosen
+            row.threads, row.blocks, row.chosen = int(st.targs[0]), blocks, (st.targs, blocks) == chosen
             out.append(row)
     _relative(out)
     return out

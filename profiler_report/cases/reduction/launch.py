@@ -20,6 +20,12 @@ def threads(stage: Stage, manifest: Manifest) -> int:
     return int(stage.targs[0]) if stage.targs else int(manifest.params.get("threads", 256))
 
 
+def loads(stage: Stage) -> int:
+    """16-byte loads a thread issues per iteration: the template's LOADS, else 2 (Harris's
+    first add)."""
+    return int(stage.targs[1]) if len(stage.targs) > 1 else 2
+
+
 def per_block(stage: Stage, manifest: Manifest) -> int:
     """Elements one block reduces in one sweep of its threads (a grid-stride block loops)."""
     t = threads(stage, manifest)
@@ -28,7 +34,7 @@ def per_block(stage: Stage, manifest: Manifest) -> int:
     if stage.launch in ("first_add", "grid"):
         return 2 * t
     if stage.launch in ("grid_vec4", "one_pass"):
-        return 2 * t * VEC if stage.op != "read" else t * VEC
+        return loads(stage) * t * VEC
     raise ValueError(f"stage {stage.id}: unknown launch {stage.launch!r}")
 
 
