@@ -66,8 +66,8 @@ class ReductionCase(Case):
                        "covers every pass. Bytes counted: n * 4 read.")
     summary_columns = (
         "event_gbps", "pct_of_copy_kernel", "duration_us", "dram_read_pct_peak", "instructions_executed",
-        "threads_per_instruction", "branch_uniformity_pct", "shared_excessive_wavefronts", "barrier_stall_per_issue",
-        "achieved_occupancy_pct",
+        "threads_per_instruction", "shared_excessive_wavefronts", "barrier_stall_per_issue",
+        "achieved_occupancy_pct", "registers_per_thread",
     )
     stage_metrics = (
         "event_gbps", "pct_of_copy_kernel", "duration_us", "dram_read_gbps", "dram_read_pct_peak",
