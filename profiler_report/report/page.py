@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +22,7 @@ from profiler_report.report.cells import CellRules, cell
 from profiler_report.report.charts import attach_charts
 from profiler_report.report.tables import bench_rows, shape_table, shape_verdicts, sweep_table
 from profiler_report.util.fmt import fmt
+from profiler_report.util.jsonable import records
 
 #: Rows of each stage's "metrics that moved" table, in order.
 STAGE_METRICS = (
@@ -154,8 +154,7 @@ def _metric_rows(prev: pd.Series | None, row: pd.Series, rules: CellRules) -> li
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-            for r in frame.to_dict("records")]
+    return records(frame)
 
 
 @dataclass
