@@ -527,3 +527,14 @@ def test_an_edited_capture_either_is_refused_or_differs_only_where_edited(clean_
             same = (pd.isna(a) and pd.isna(b)) or a == b
             if not same:
                 assert (key, column) in allowed or ("*", column) in allowed, (launch, column, a, b, touched)
+
+
+@pytest.mark.parametrize("name", ["row_extra_cell.csv", "row_missing_cell.csv", "details_missing_cell.csv",
+                                  "duplicate_header.csv", "no_units_row.csv", "unit_empty.csv", "unit_made_up.csv",
+                                  "value_inf.csv", "value_negative.csv", "overflow.csv"])
+def test_summary_of_a_refused_input_is_one_line_and_exit_2(monkeypatch, capsys, name):
+    from gate_support import cli
+
+    code, out, err = cli(monkeypatch, capsys, "summary", BAD / name)
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and err.startswith("error: ") and "(fix: " in err
