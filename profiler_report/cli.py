@@ -154,8 +154,8 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Output folder (default: <capture folder>/rendered).")
 @click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX",
-              help="Name a stage: launches whose kernel name or NVTX range matches REGEX. Repeatable; "
-                   "without it every launch is a stage, in launch order.")
+              help="Name a stage: launches whose kernel name (short, C++ display or mangled) or NVTX range "
+                   "matches REGEX. Repeatable; without it every launch is a stage, in launch order.")
 @click.option("--baseline", type=click.Path(path_type=Path), default=None,
               help="An earlier capture: add a per-stage comparison with it to the report.")
 def render(capture: Path, out: Path | None, stage_opts: tuple[str, ...], baseline: Path | None) -> None:
@@ -215,7 +215,9 @@ def summary(capture: Path, fmt: str, stage_opts: tuple[str, ...]) -> None:
     if fmt == "csv":
         click.echo(table.to_csv(index=False), nl=False)
     else:
-        click.echo(json.dumps(json.loads(table.to_json(orient="records")), indent=2))
+        from profiler_report.util.jsonable import dumps, records
+
+        click.echo(dumps(records(table)))  # null: not measured; never NaN or Infinity
 
 
 def _shape_lines(rows: list[Any]) -> str:

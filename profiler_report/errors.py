@@ -15,7 +15,7 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     (2, "bad input: usage, thresholds file, unreadable capture, unknown stage"),
     (3, "Nsight Compute (ncu) not found"),
     (4, "GPU performance counters not permitted (ERR_NVGPUCTRPERM)"),
-    (5, "ncu profiled no kernel (the filter matched nothing)"),
+    (5, "ncu profiled no kernel, or not every requested stage (the filter matched nothing)"),
     (6, "ncu exited non-zero"),
     (7, "ncu ran past its timeout"),
     (8, "no usable GPU or CuPy for a live run"),
@@ -87,6 +87,16 @@ class NoKernelProfiledError(ProfilerReportError):
     """ncu ran but profiled no kernel: the NVTX or kernel filter matched nothing."""
 
     exit_code = 5
+
+
+class StageNotProfiledError(NoKernelProfiledError):
+    """ncu exited 0 but a requested stage is not in its report: it printed ``Failed to profile
+    kernel``, wrote no report, or the stage's NVTX filter matched nothing."""
+
+    default_hint = ("check that the target launches each stage's kernel inside its NVTX range; ncu filters "
+                    "push/pop ranges as `domain@range/` (`range/` in the default domain, as this tool writes "
+                    "them) and start/end ranges as `domain@range`; ncu's messages are in ncu.log in the partial "
+                    "folder")
 
 
 class NcuFailedError(ProfilerReportError):

@@ -305,11 +305,16 @@ TIMING_BY_NAME = {c.name: c for c in TIMING_COLUMNS}
 COLUMNS_BY_NAME = {**HEADLINE_BY_NAME, **TIMING_BY_NAME}
 
 
+#: Headline column -> the summary column that says where its value came from ("ncu",
+#: "computed" or "not collected"): the columns whose formula is a :class:`FirstOf`.
+SOURCE_COLUMN = {"shared_excessive_wavefronts": "shared_excessive_source"}
+
+
 def headline_row(v: Values) -> dict[str, float | str]:
     """Every headline column of one launch from its raw metric values ``v`` (name -> base-unit
     value), plus ``shared_excessive_source`` ("ncu", "computed" or "not collected")."""
     row: dict[str, float | str] = {c.name: c.formula(v) for c in HEADLINE if c.formula is not None}
-    row["shared_excessive_source"] = EXCESSIVE.source_of(v)
+    row[SOURCE_COLUMN["shared_excessive_wavefronts"]] = EXCESSIVE.source_of(v)
     return row
 
 
@@ -319,44 +324,55 @@ def headline_row(v: Values) -> dict[str, float | str]:
 
 @dataclass(frozen=True)
 class NcuMetric:
-    """A raw ncu metric a formula reads: the ``--section`` that collects it and, when the
-    details page (``--page details``) shows it, its (section, entry) there."""
+    """A raw ncu metric a formula reads: the ``--section`` that collects it, when the details page
+    (``--page details``) shows it, its (section, entry) there, and ``unit``: its unit after
+    :func:`~profiler_report.capture.units.normalize_unit` (``""`` for a count, whose unit cell
+    may also name what it counts; see :func:`unit_fits`)."""
 
     name: str
     collected_by: str
     details: tuple[str, str] | None = None
+    unit: str = ""
+
+
+#: Units a count may carry in ncu's exports (the raw page writes most counts without one).
+COUNT_UNITS = frozenset({"", "inst", "sector", "sectors", "wavefront", "request", "warp", "thread", "block"})
 
 
 _SOL, _MWA = "GPU Speed Of Light Throughput", "Memory Workload Analysis"
 _INST = "--section InstructionStats / MemoryWorkloadAnalysis_Tables"
 _FULL_SC, _FULL_MWT = "--section SourceCounters (--set full)", "--section MemoryWorkloadAnalysis_Tables (--set full)"
 NCU_METRICS: tuple[NcuMetric, ...] = (
-    NcuMetric("gpu__time_duration.sum", "--section SpeedOfLight (in every --set)", (_SOL, "Duration")),
-    NcuMetric("gpc__cycles_elapsed.max", "--section SpeedOfLight", (_SOL, "Elapsed Cycles")),
+    NcuMetric("gpu__time_duration.sum", "--section SpeedOfLight (in every --set)", (_SOL, "Duration"), "ns"),
+    NcuMetric("gpc__cycles_elapsed.max", "--section SpeedOfLight", (_SOL, "Elapsed Cycles"), "cycle"),
     NcuMetric("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "--section SpeedOfLight",
-              (_SOL, "DRAM Throughput")),
+              (_SOL, "DRAM Throughput"), "%"),
     NcuMetric("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "--section SpeedOfLight",
-              (_SOL, "Memory Throughput")),
+              (_SOL, "Memory Throughput"), "%"),
     NcuMetric("sm__throughput.avg.pct_of_peak_sustained_elapsed", "--section SpeedOfLight",
-              (_SOL, "Compute (SM) Throughput")),
-    NcuMetric("dram__bytes.sum.per_second", "--section MemoryWorkloadAnalysis", (_MWA, "Memory Throughput")),
-    NcuMetric("dram__bytes_read.sum", "--section MemoryWorkloadAnalysis (--set full)"),
-    NcuMetric("dram__bytes_write.sum", "--section MemoryWorkloadAnalysis (--set full)"),
-    NcuMetric("lts__t_sector_hit_rate.pct", "--section MemoryWorkloadAnalysis (--set full)", (_MWA, "L2 Hit Rate")),
+              (_SOL, "Compute (SM) Throughput"), "%"),
+    NcuMetric("dram__bytes.sum.per_second", "--section MemoryWorkloadAnalysis", (_MWA, "Memory Throughput"),
+              "byte/s"),
+    NcuMetric("dram__bytes_read.sum", "--section MemoryWorkloadAnalysis (--set full)", unit="byte"),
+    NcuMetric("dram__bytes_write.sum", "--section MemoryWorkloadAnalysis (--set full)", unit="byte"),
+    NcuMetric("lts__t_sector_hit_rate.pct", "--section MemoryWorkloadAnalysis (--set full)", (_MWA, "L2 Hit Rate"),
+              "%"),
     NcuMetric("sm__warps_active.avg.pct_of_peak_sustained_active", "--section Occupancy",
-              ("Occupancy", "Achieved Occupancy")),
-    NcuMetric("sm__maximum_warps_per_active_cycle_pct", "--section Occupancy", ("Occupancy", "Theoretical Occupancy")),
-    NcuMetric("launch__registers_per_thread", "--section LaunchStats", ("Launch Statistics", "Registers Per Thread")),
+              ("Occupancy", "Achieved Occupancy"), "%"),
+    NcuMetric("sm__maximum_warps_per_active_cycle_pct", "--section Occupancy", ("Occupancy", "Theoretical Occupancy"),
+              "%"),
+    NcuMetric("launch__registers_per_thread", "--section LaunchStats", ("Launch Statistics", "Registers Per Thread"),
+              "register/thread"),
     NcuMetric("launch__shared_mem_per_block_static", "--section LaunchStats",
-              ("Launch Statistics", "Static Shared Memory Per Block")),
+              ("Launch Statistics", "Static Shared Memory Per Block"), "byte/block"),
     NcuMetric("launch__shared_mem_per_block_dynamic", "--section LaunchStats",
-              ("Launch Statistics", "Dynamic Shared Memory Per Block")),
+              ("Launch Statistics", "Dynamic Shared Memory Per Block"), "byte/block"),
     NcuMetric("memory_l1_wavefronts_shared", _FULL_SC),
     NcuMetric("memory_l1_wavefronts_shared_ideal", _FULL_SC),
     NcuMetric("derived__memory_l1_wavefronts_shared_excessive", _FULL_SC),
     NcuMetric("derived__memory_l2_theoretical_sectors_global_excessive", _FULL_SC),
-    NcuMetric("smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio", _FULL_SC),
-    NcuMetric("smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio", _FULL_SC),
+    NcuMetric("smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio", _FULL_SC, unit="byte/sector"),
+    NcuMetric("smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio", _FULL_SC, unit="byte/sector"),
     NcuMetric("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", _FULL_MWT),
     NcuMetric("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", _FULL_MWT),
     NcuMetric("smsp__sass_inst_executed_op_shared_ld.sum", _INST),
@@ -367,6 +383,7 @@ NCU_METRICS: tuple[NcuMetric, ...] = (
     NcuMetric("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", _FULL_MWT),
     NcuMetric("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", _FULL_MWT),
     NcuMetric("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", _FULL_MWT),
+    # ncu states this cycles-per-issue ratio in 'inst': a count unit, no scale.
     NcuMetric("smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio", "--section WarpStateStats"),
     NcuMetric("smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio", "--section WarpStateStats"),
     NcuMetric("smsp__inst_executed.sum", "--section InstructionStats"),
@@ -379,6 +396,35 @@ NCU_BY_NAME = {m.name: m for m in NCU_METRICS}
 COLLECTED_BY = {m.name: m.collected_by for m in NCU_METRICS}
 #: (details-page section, entry) -> the ncu metric it shows.
 DETAILS_TO_METRIC = {m.details: m.name for m in NCU_METRICS if m.details}
+
+
+def unit_fits(metric: str, unit: str) -> bool:
+    """Whether ``unit`` (normalized, as the readers store it) is the unit the registry expects for
+    ``metric``: equal to :attr:`NcuMetric.unit`, or any :data:`COUNT_UNITS` for a count. True for
+    metrics the registry does not read."""
+    known = NCU_BY_NAME.get(metric)
+    if known is None:
+        return True
+    return unit in COUNT_UNITS if known.unit == "" else unit == known.unit
+
+
+def expected_unit_text(metric: str) -> str:
+    """How a refusal names the unit ``metric`` needs: 'ns (a time unit such as us)', 'a count (no unit)'."""
+    unit = NCU_BY_NAME[metric].unit
+    return {"": "a count (no unit, or inst/sector/...)", "ns": "a time (us, ns, ms, usecond, ...)",
+            "byte": "a size (byte, Kbyte, Mbyte, ...)"}.get(unit, f"{unit} (with any SI prefix)")
+
+
+def value_problem(metric: str, value: float) -> str:
+    """Why ``value`` cannot be a reading of ``metric``, or "" when it can: no value is infinite
+    (ncu writes 'n/a' for what it could not measure), and every metric the registry reads is a
+    count, a size, a time, a percentage or a ratio of those, so never negative. Other ncu metrics
+    may be negative (the real H200 capture holds a negative ``.min.pct_of_peak`` tensor metric)."""
+    if math.isinf(value):
+        return "is not a finite number"
+    if value < 0 and metric in NCU_BY_NAME:
+        return "is negative, but it is a count, a size, a time or a ratio of those"
+    return ""
 
 
 def collection_hints(names: tuple[str, ...] | list[str]) -> list[str]:

@@ -20,6 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "tests" / "data" / "h200_f32_4096"
 OUT = ROOT / "tests" / "data" / "bad"
+sys.path.insert(0, str(ROOT))
+from profiler_report.metrics import NCU_METRICS  # noqa: E402  (standard library only)
 
 #: Identifying columns kept in the trimmed raw page (as ncu 2025.3.1 writes them).
 ID_COLUMNS = [
@@ -158,6 +160,128 @@ def trimmed_details() -> list[list[str]]:
     return [records[0]] + [r for r in records[1:] if r and r[0] in LAUNCHES]
 
 
+def headline_raw() -> list[list[str]]:
+    """Header, units row and every launch of raw.csv, cut to ID_COLUMNS and the raw metrics the
+    registry reads (profiler_report.metrics.NCU_METRICS): the clean base of the edits below and
+    of the property test over random edits."""
+    records = read_records(SRC / "raw.csv")
+    header = records[0]
+    idx = [header.index(c) for c in ID_COLUMNS + [m.name for m in NCU_METRICS] + ["device__attribute_display_name"]]
+    return [[r[i] for i in idx] for r in records]
+
+
+def _row_of(records: list[list[str]], launch: str) -> list[str]:
+    return next(r for r in records[2:] if r[0] == launch)
+
+
+def row_extra_cell() -> list[list[str]]:
+    """Launch 1's derived__memory_l1_wavefronts_shared_excessive '16,252,928' as three cells, as
+    an unquoted 16,252,928 reads: every cell to its right moves one column on, twice."""
+    r = trimmed_raw()
+    i = r[0].index("derived__memory_l1_wavefronts_shared_excessive")
+    row = _row_of(r, "1")
+    assert row[i] == "16,252,928", row[i]
+    row[i:i + 1] = row[i].split(",")
+    return r
+
+
+def row_missing_cell() -> list[list[str]]:
+    """Launch 1 with its dram__bytes_read.sum cell deleted (a stray edit): one cell too few."""
+    r = trimmed_raw()
+    del _row_of(r, "1")[r[0].index("dram__bytes_read.sum")]
+    return r
+
+
+def duplicate_header() -> list[list[str]]:
+    """A second derived__memory_l1_wavefronts_shared_excessive column, earlier in the row,
+    holding the raw l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum values."""
+    r = trimmed_raw()
+    at = r[0].index("gpu__time_duration.sum")
+    src = r[0].index("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum")
+    for n, row in enumerate(r):
+        row.insert(at, "derived__memory_l1_wavefronts_shared_excessive" if n == 0 else row[src])
+    return r
+
+
+def no_units_row() -> list[list[str]]:
+    """raw_trimmed without its units row (us, Mbyte: the values would read as ns and bytes)."""
+    r = trimmed_raw()
+    return [r[0], *r[2:]]
+
+
+def _unit(column: str, unit: str) -> Callable[[], list[list[str]]]:
+    def make() -> list[list[str]]:
+        r = trimmed_raw()
+        r[1][r[0].index(column)] = unit
+        return r
+    return make
+
+
+def _cell_edit(launch: str, column: str, value: str, base: Callable[[], list[list[str]]] = trimmed_raw
+               ) -> Callable[[], list[list[str]]]:
+    def make() -> list[list[str]]:
+        r = base()
+        _row_of(r, launch)[r[0].index(column)] = value
+        return r
+    return make
+
+
+def zero_divisors() -> list[list[str]]:
+    """headline_raw with 0 where an expected effect divides: transpose_padded's (launch 2)
+    l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum and transpose_smem's (launch 1)
+    l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum (its shared wavefronts per load and global
+    store sectors per request become 0, the expected 'down by a factor' divides by them)."""
+    r = headline_raw()
+    _row_of(r, "2")[r[0].index("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")] = "0"
+    _row_of(r, "1")[r[0].index("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")] = "0.000000"
+    return r
+
+
+def overflow() -> list[list[str]]:
+    """headline_raw with launch 1's DRAM bytes read and written each 1e302 Mbyte (1e308 bytes):
+    finite, but their sum (dram_throughput_gbps) overflows."""
+    r = headline_raw()
+    for column in ("dram__bytes_read.sum", "dram__bytes_write.sum"):
+        assert r[1][r[0].index(column)] == "Mbyte"
+        _row_of(r, "1")[r[0].index(column)] = "1e302"
+    return r
+
+
+def without_derived_excessive() -> list[list[str]]:
+    """headline_raw without derived__memory_l1_wavefronts_shared_excessive, as a capture that did
+    not collect it: its value is computed from memory_l1_wavefronts_shared(_ideal)."""
+    r = headline_raw()
+    i = r[0].index("derived__memory_l1_wavefronts_shared_excessive")
+    return [row[:i] + row[i + 1:] for row in r]
+
+
+def long_preamble() -> bytes:
+    """60 lines of the capture's own ncu.log (program and ncu output, cycled) before raw_trimmed,
+    as `ncu --csv` writes the page after whatever the program printed."""
+    log = [line for line in (SRC / "ncu.log").read_text().splitlines() if line.strip()]
+    lines = [log[i % len(log)] for i in range(60)]
+    return ("\n".join(lines) + "\n").encode() + write_records(trimmed_raw())
+
+
+def shared_short_name() -> list[list[str]]:
+    """Launches 0 and 1 renamed to two instantiations of one template, transpose_tile<float,
+    (int)32, (int)8> and <float, (int)32, (int)32>: one short name, two display names."""
+    r = trimmed_raw()
+    i = r[0].index("Kernel Name")
+    _row_of(r, "0")[i] = "void transpose_tile<float, (int)32, (int)8>(const T1 *, T1 *, int, int)"
+    _row_of(r, "1")[i] = "void transpose_tile<float, (int)32, (int)32>(const T1 *, T1 *, int, int)"
+    return r
+
+
+def details_missing_cell() -> list[list[str]]:
+    """details_trimmed with the Metric Unit cell of launch 1's 'Duration' row deleted."""
+    r = trimmed_details()
+    h = r[0]
+    row = next(x for x in r[1:] if x[0] == "1" and x[h.index("Metric Name")] == "Duration")
+    del row[h.index("Metric Unit")]
+    return r
+
+
 def rep_prefix() -> bytes:
     """First 64 KB of profile.ncu-rep: the NVR header survives, the launches do not."""
     with (SRC / "profile.ncu-rep").open("rb") as fh:
@@ -195,6 +319,46 @@ FILES: dict[str, tuple[Callable[[], bytes], str]] = {
                        "raw_trimmed without the columns `--set basic` does not collect"),
     "details_trimmed.csv": (lambda: write_records(trimmed_details()),
                             "details page cut to launches 0-1 (real rows, unaltered)"),
+    "raw_headline.csv": (lambda: write_records(headline_raw()),
+                         "raw page, all 9 launches, cut to the id columns and every raw metric the metric registry "
+                         "reads (unaltered): the base of the edits below and of the property test"),
+    "row_extra_cell.csv": (lambda: write_records(row_extra_cell()),
+                           "raw_trimmed with launch 1's '16,252,928' as three cells (an unquoted 16,252,928)"),
+    "row_missing_cell.csv": (lambda: write_records(row_missing_cell()),
+                             "raw_trimmed with launch 1's dram__bytes_read.sum cell deleted"),
+    "duplicate_header.csv": (lambda: write_records(duplicate_header()),
+                             "raw_trimmed with a second derived__memory_l1_wavefronts_shared_excessive column, "
+                             "earlier in the row, holding the raw ld bank-conflict counter"),
+    "no_units_row.csv": (lambda: write_records(no_units_row()), "raw_trimmed without its units row"),
+    "unit_empty.csv": (lambda: write_records(_unit("gpu__time_duration.sum", "")()),
+                       "raw_trimmed with an empty unit cell for gpu__time_duration.sum (us in the capture)"),
+    "unit_made_up.csv": (lambda: write_records(_unit("dram__bytes_read.sum", "Mbyts")()),
+                         "raw_trimmed with dram__bytes_read.sum in 'Mbyts', a unit ncu does not write"),
+    "unit_micro.csv": (lambda: write_records(_unit("gpu__time_duration.sum", "\u00b5s")()),
+                       "raw_trimmed with gpu__time_duration.sum in 'µs' (micro sign) instead of 'us'"),
+    "value_inf.csv": (lambda: write_records(_cell_edit("1", "derived__memory_l1_wavefronts_shared_excessive",
+                                                       "inf")()),
+                      "raw_trimmed with launch 1's excessive shared wavefronts 'inf'"),
+    "value_negative.csv": (lambda: write_records(_cell_edit("1", "launch__registers_per_thread", "-20")()),
+                           "raw_trimmed with launch 1's registers per thread '-20'"),
+    "zero_divisors.csv": (lambda: write_records(zero_divisors()),
+                          "raw_headline with 0 shared load wavefronts in launch 2 and 0 global store sectors in "
+                          "launch 1 (divisors of expected effects)"),
+    "overflow.csv": (lambda: write_records(overflow()),
+                     "raw_headline with launch 1's DRAM bytes read and written 1e302 Mbyte each (their sum "
+                     "overflows)"),
+    "huge_value.csv": (lambda: write_records(_cell_edit("1", "dram__bytes_read.sum", "1e302", headline_raw)()),
+                       "raw_headline with launch 1's DRAM bytes read 1e302 Mbyte (1e308 bytes: finite, nothing "
+                       "overflows)"),
+    "no_derived_excessive.csv": (lambda: write_records(without_derived_excessive()),
+                                 "raw_headline without derived__memory_l1_wavefronts_shared_excessive (excessive "
+                                 "wavefronts computed from memory_l1_wavefronts_shared - _ideal)"),
+    "long_preamble.csv": (long_preamble, "60 lines of the capture's ncu.log before raw_trimmed"),
+    "shared_short_name.csv": (lambda: write_records(shared_short_name()),
+                              "raw_trimmed with launches 0-1 renamed to two instantiations of one template "
+                              "(transpose_tile<float, (int)32, (int)8> and <..., (int)32>)"),
+    "details_missing_cell.csv": (lambda: write_records(details_missing_cell()),
+                                 "details_trimmed with the unit cell of launch 1's Duration row deleted"),
     "empty.csv": (lambda: b"", "an empty file"),
     "empty.ncu-rep": (lambda: b"", "an empty file"),
     "not_a_report.ncu-rep": (lambda: b"This is a text file, not an Nsight Compute report.\n",

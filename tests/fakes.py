@@ -26,6 +26,9 @@ NCU_PERM = ("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to a
 NCU_NO_KERNELS = "==WARNING== No kernels were profiled."
 NCU_CONNECTED = "==PROF== Connected to process 816 (/usr/bin/python3.12)"
 NCU_PROFILING = '==PROF== Profiling "transpose_naive" - 0: 0%....50%....100% - 38 passes'
+#: The line ncu prints for a launch it could not profile, while it may still exit 0 (the form seen
+#: in ncu's output, e.g. NVIDIA/PyProf issue 142; kernel name and pid are ours).
+NCU_FAILED_KERNEL = '==ERROR== Failed to profile kernel "transpose_smem" in process 1523'
 
 
 def write_fake_ncu(folder: Path, body: str, name: str = "ncu") -> Path:
@@ -42,6 +45,17 @@ def fake_ncu_printing(folder: Path, lines: list[str], status: int, sleep: float 
     body = "\n".join(f"echo '{line}'" for line in lines)
     if sleep:
         body += f"\nsleep {sleep}"
+    return write_fake_ncu(folder, body + f"\nexit {status}")
+
+
+def fake_ncu_writing(folder: Path, report: Path | None, lines: list[str], status: int = 0) -> Path:
+    """A fake ncu that prints ``lines``, copies ``report`` (a real committed .ncu-rep) to the
+    ``--export`` path it is given, as ncu writes its report there, and exits with ``status``;
+    ``report`` None writes nothing (an ncu that exits 0 without a report)."""
+    body = 'out=""\nwhile [ $# -gt 0 ]; do [ "$1" = "--export" ] && out="$2"; shift; done\n'
+    body += "\n".join(f"echo '{line}'" for line in lines)
+    if report is not None:
+        body += f'\nif [ -n "$out" ]; then cp "{report}" "$out.ncu-rep"; fi'
     return write_fake_ncu(folder, body + f"\nexit {status}")
 
 

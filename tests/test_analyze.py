@@ -159,3 +159,108 @@ def test_the_computed_excessive_pair_equals_ncus_derived_metric_on_every_fixture
         row = headline_row(values.dropna().to_dict())
         assert row["shared_excessive_source"] == "computed"
         assert row["shared_excessive_wavefronts"] == derived[launch]
+
+
+# --------------------------------------------------------------------------------------------
+# Zero divisors, overflow, the load/store split, kernel names (issue 12). Inputs derived from
+# the real capture by scripts/make_bad_inputs.py (tests/data/bad/README.md).
+
+BAD = F32.parent / "bad"
+
+
+@pytest.mark.parametrize(("old", "new", "direction", "factor", "verdict"), [
+    (32.0, 0.0, "down", 8, "confirmed"),   # down to 0: beyond any factor, not a ZeroDivisionError
+    (0.0, 4.0, "up", 2, "confirmed"),      # up from 0
+    (0.0, 0.0, "down", 8, "no effect"),
+])
+def test_judge_with_a_zero_divisor(old, new, direction, factor, verdict):
+    assert judge(old, new, direction, factor, None)[0] == verdict
+
+
+def test_zero_divisors_give_values_not_a_crash():
+    from profiler_report.capture.load import read_capture
+
+    clean = analyze(read_capture(BAD / "raw_headline.csv"), _manifest())
+    a = analyze(read_capture(BAD / "zero_divisors.csv"), _manifest())
+    assert _row(a, "padded")["shared_wavefronts_per_load"] == 0
+    assert _row(a, "smem")["global_store_sectors_per_request"] == 0
+    exp = a.expectations.set_index(["stage", "metric"])
+    assert exp.loc[("padded", "shared_wavefronts_per_load"), "verdict"] == "confirmed"  # 32 -> 0, factor 8
+    assert exp.loc[("smem", "global_store_sectors_per_request"), "verdict"] == "confirmed"
+    # every other figure is the clean capture's
+    for col in ("shared_excessive_wavefronts", "duration_us", "global_load_efficiency_pct"):
+        assert list(a.summary[col]) == list(clean.summary[col]), col
+
+
+def test_a_speed_ratio_with_a_zero_time_is_not_applicable():
+    import pandas as pd
+
+    from profiler_report.analysis.verdicts import stage_verdict
+
+    prev = pd.Series({"stage": "a", "duration_us": 0.0, "top_stalls": ""})
+    assert "not applicable" in stage_verdict(prev, pd.Series({"stage": "b", "duration_us": 5.0, "top_stalls": ""}),
+                                             "duration_us")
+
+
+def test_a_sum_that_overflows_is_refused_and_a_huge_value_is_kept():
+    from profiler_report.capture.load import read_capture
+    from profiler_report.errors import ReportUnreadableError
+
+    with pytest.raises(ReportUnreadableError, match="stage smem: dram_throughput_gbps .* overflows") as exc:
+        analyze(read_capture(BAD / "overflow.csv"), _manifest())
+    assert exc.value.exit_code == 2
+    a = analyze(read_capture(BAD / "huge_value.csv"), _manifest())
+    assert _row(a, "smem")["dram_read_bytes"] == pytest.approx(1e308)
+    assert math.isfinite(_row(a, "smem")["dram_throughput_gbps"])
+
+
+def _manifest():
+    from profiler_report.cases.manifest import load_manifest
+
+    return load_manifest()
+
+
+def test_the_load_store_split_is_not_collected_when_the_sass_cannot_be_read(f32_capture):
+    from profiler_report.analysis.summary import excessive_by_side
+
+    src = f32_capture.source
+    ok = excessive_by_side(src, 1)  # transpose_smem: every conflict on the load side
+    assert ok["shared_excessive_wavefronts_ld"] == 16_252_928 and ok["shared_excessive_wavefronts_st"] == 0
+    # What reader_child gives when ncu_report's sass_by_pc fails: no SASS, side "other shared".
+    unread = src.assign(sass="", side=src["side"].where(src["side"] == "", "other shared"))
+    split = excessive_by_side(unread, 1)
+    assert math.isnan(split["shared_excessive_wavefronts_ld"]) and math.isnan(split["shared_excessive_wavefronts_st"])
+    # Without the derived per-instruction metric, wavefronts - ideal at each instruction.
+    pair = excessive_by_side(src.assign(shared_excessive_wavefronts=math.nan), 1)
+    assert pair == ok
+
+
+def test_conflict_context_never_shows_not_collected_as_zero(f32_capture, f32_analysis):
+    from profiler_report.report.annotate import conflict_context
+
+    row = _row(f32_analysis, "smem").copy()
+    row["shared_excessive_wavefronts_ld"] = row["shared_excessive_wavefronts_st"] = math.nan
+    text = conflict_context(row, "tile [32][32]")
+    assert "16,252,928" in text and "by side: not collected" in text and "loads 0" not in text
+
+
+def test_stage_patterns_match_the_display_and_the_mangled_name(f32_capture):
+    from profiler_report.analysis.stages import assign_stages
+
+    by_display = assign_stages(f32_capture, [("deep", r"transpose_vec_deep<float, \(int\)2>\(const T1 \*")])
+    assert list(by_display["kernel"]) == ["transpose_vec_deep"]
+    by_mangled = assign_stages(f32_capture, [("n", r"^_Z15transpose_naiveIfEvPKT_PS0_ii$")])
+    assert list(by_mangled["kernel"]) == ["transpose_naive"]
+
+
+def test_two_instantiations_of_one_template_are_told_apart():
+    from profiler_report.capture.load import read_capture
+
+    cap = read_capture(BAD / "shared_short_name.csv")
+    both = analyze(cap, None, [("t8", r"transpose_tile<float, \(int\)32, \(int\)8>"),
+                               ("t32", r"transpose_tile<float, \(int\)32, \(int\)32>")])
+    assert list(both.summary["stage"]) == ["t8", "t32"]
+    assert list(both.summary["kernel"]) == ["transpose_tile<float, (int)32, (int)8>",
+                                            "transpose_tile<float, (int)32, (int)32>"]
+    one = analyze(cap, None, [("t32", r"<float, \(int\)32, \(int\)32>")])
+    assert list(one.summary["kernel"]) == ["transpose_tile"]  # no other stage shares the name

@@ -8,8 +8,11 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+import gate_support
 import pytest
 from gate_support import BAD, GOOD_REP, REGRESSED_REP, REPO, cli
+
+good_run = gate_support.good_run  # the shared module-scoped fixture
 
 # ---------------------------------------------------------------------------------------------
 # Command line
@@ -37,6 +40,7 @@ def test_cli_not_measured_fails_by_default(monkeypatch, capsys):
 @pytest.mark.parametrize("name, fragment", [
     ("syntax_error.toml", "is not valid TOML"),
     ("unknown_metric.toml", "did you mean shared_excessive_wavefronts"),
+    ("raw_typo.toml", "did you mean l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum?"),
     ("unknown_stage.toml", "did you mean padded"),
     ("wrong_unit.toml", "does not match global_store_efficiency_pct"),
     ("nvprof_name.toml", "global_store_efficiency_pct"),
@@ -93,3 +97,59 @@ def test_junit_and_json(monkeypatch, capsys, tmp_path):
     assert conflict[0].find("failure").get("type") == "fail"
     assert len([c for c in cases if c.find("skipped") is not None]) == 14
     assert not list(tmp_path.glob("ci/.*.tmp"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 12: where the value came from, misleading lines, odd values
+
+
+COMPUTED_CSV = REPO / "tests" / "data" / "bad" / "no_derived_excessive.csv"  # derived metric dropped
+
+
+def test_table_json_and_junit_say_whether_excessive_wavefronts_were_ncus_or_computed(good_run):
+    from profiler_report import gate
+    from profiler_report.analysis.run import load_run
+
+    rules = gate.parse_thresholds('[stage.smem]\nrules = ["shared_excessive_wavefronts > 0", '
+                                  '"shared_wavefronts_per_load >= 16"]\n')
+    for run, source in ((load_run(COMPUTED_CSV), "computed"), (good_run, "ncu")):
+        results = gate.check_run(rules, run)
+        assert [r.verdict for r in results] == ["pass", "pass"]
+        assert f"16,252,928 wavefront ({source})" in gate.results_table(results)
+        assert [r["source"] for r in gate.results_json(results)["results"]] == [source, None]
+        case = gate.junit_tree(results).getroot().find(".//testcase")
+        assert case.find("properties/property").attrib == {"name": "source", "value": source}
+
+
+@pytest.mark.parametrize("where, words", [("dir", "is a directory"), ("/dev/null", "is not a regular file")])
+def test_a_thresholds_path_that_is_not_a_file_is_not_called_missing(monkeypatch, capsys, tmp_path, where, words):
+    path = tmp_path if where == "dir" else where
+    code, _, err = cli(monkeypatch, capsys, "check", GOOD_REP, "--thresholds", path)
+    assert code == 2 and words in err and "not found" not in err and err.count("\n") == 1
+
+
+def test_a_limit_in_micro_seconds_is_read(monkeypatch, capsys, tmp_path):
+    from profiler_report.gate.grammar import parse_rule
+
+    for unit in ("\u00b5s", "\u03bcs"):
+        assert parse_rule(f"event_median_us <= 40 {unit}", "t").limit_in("us") == 40
+    assert parse_rule("event_median_us <= 0.04 ms", "t").limit_in("us") == pytest.approx(40)
+
+
+def test_an_infinite_value_passes_no_exact_comparison():
+    from profiler_report.gate.rules import Band, Rule, compare_exact
+
+    inf = float("inf")
+    assert not compare_exact("==", inf, 0) and not compare_exact("<=", inf, 0) and not compare_exact(">=", 0, inf)
+    result = Rule("x == 0", "shared_excessive_wavefronts", "headline", "==", value=0.0).evaluate("s", Band.point(inf))
+    assert result.verdict == "fail"
+
+
+def test_kernel_sections_match_the_display_and_mangled_names(good_run):
+    from profiler_report import gate
+
+    rules = gate.parse_thresholds('[kernel."transpose_vec_deep<float, \\\\(int\\\\)2>\\\\(const T1"]\n'
+                                  'rules = ["shared_excessive_wavefronts == 0"]\n'
+                                  '[kernel."^_Z14transpose_smemIfEvPKT_PS0_ii$"]\n'
+                                  'rules = ["shared_excessive_wavefronts > 0"]\n')
+    assert [(r.stage, r.verdict) for r in gate.check_run(rules, good_run)] == [("vec_deep", "pass"), ("smem", "pass")]

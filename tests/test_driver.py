@@ -11,7 +11,15 @@ import json
 from pathlib import Path
 
 import pytest
-from fakes import NCU_CONNECTED, NCU_NO_KERNELS, NCU_PERM, fake_ncu_printing, install_fake_gpu
+from fakes import (
+    NCU_CONNECTED,
+    NCU_FAILED_KERNEL,
+    NCU_NO_KERNELS,
+    NCU_PERM,
+    fake_ncu_printing,
+    fake_ncu_writing,
+    install_fake_gpu,
+)
 
 from profiler_report.errors import (
     CounterPermissionError,
@@ -19,6 +27,7 @@ from profiler_report.errors import (
     NcuFailedError,
     NcuNotFoundError,
     NoKernelProfiledError,
+    StageNotProfiledError,
 )
 from profiler_report.live.config import RunConfig
 from profiler_report.live.session import git_commit, live_run
@@ -134,6 +143,37 @@ def test_ncu_failure_leaves_the_earlier_report_intact(earlier, tmp_path, monkeyp
     partial = earlier.parent / "report.partial"
     assert (partial / "validation.json").is_file() and (partial / "ncu.log").is_file()
     assert "partial output kept" in capsys.readouterr().err
+
+
+REPORT = Path(__file__).parent / "data" / "h200_f32_4096" / "profile.ncu-rep"  # naive ... vec_colwalk, copy
+
+
+@pytest.mark.parametrize("report, lines, words", [
+    (None, [NCU_CONNECTED, NCU_FAILED_KERNEL], "wrote no report"),  # exit 0, nothing written
+    (REPORT, [NCU_CONNECTED], "lacks stage vec_tuned"),  # the report misses a requested stage
+])
+def test_a_partial_profile_is_exit_5_with_the_partial_folder_kept(earlier, tmp_path, monkeypatch, capsys, report,
+                                                                   lines, words):
+    install_fake_gpu(monkeypatch)
+    ncu = fake_ncu_writing(tmp_path / "bin", report, lines)
+    rendered = []
+    with pytest.raises(StageNotProfiledError) as exc:
+        live_run(_cfg(ncu=str(ncu)), earlier, render=rendered.append)
+    assert exc.value.exit_code == 5 and words in exc.value.message
+    assert "--nvtx-include pr_transpose.vec_tuned/" in exc.value.message
+    assert not rendered  # no page claims counters (or their absence) for stages ncu did not profile
+    assert _intact(earlier)
+    partial = earlier.parent / "report.partial"
+    assert (partial / "provenance.json").is_file() and (partial / "ncu.log").is_file()
+    assert "partial output kept" in capsys.readouterr().err
+
+
+def test_a_complete_profile_is_rendered(earlier, tmp_path, monkeypatch):
+    install_fake_gpu(monkeypatch)
+    ncu = fake_ncu_writing(tmp_path / "bin", REPORT, [NCU_CONNECTED])
+    rendered = []
+    live_run(_cfg(ncu=str(ncu), stages=["naive", "smem"]), earlier, render=rendered.append)
+    assert [p.name for p in rendered] == ["report.partial"] and (earlier / "profile.ncu-rep").is_file()
 
 
 def test_ncu_missing_fails_before_any_work(earlier, tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ import os
 import pickle
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -177,9 +178,36 @@ def test_a_pending_read_of_another_file_is_refused():
 
 def test_a_read_past_its_timeout_is_unreadable_and_its_children_end():
     pending = PendingRead(F32 / "profile.ncu-rep", timeout_s=0.01)
-    with pytest.raises(ReportUnreadableError, match="took longer than 0 s"):
+    with pytest.raises(ReportUnreadableError, match="timed out: the ncu_report reader ran past 0 s"):
         pending.raw()
     assert all(proc.returncode is not None for proc in pending._procs)
+
+
+def test_a_hanging_reader_is_stopped_and_the_error_says_it_timed_out(monkeypatch):
+    from profiler_report.capture import readahead
+
+    # A child that never answers (ncu_report stuck on a file): stopped at the injected limit.
+    monkeypatch.setattr(readahead, "child_argv", lambda path, part: [sys.executable, "-c",
+                                                                     "import time; time.sleep(60)"])
+    t0 = time.monotonic()
+    pending = PendingRead(F32 / "profile.ncu-rep", timeout_s=0.5)
+    with pytest.raises(ReportUnreadableError) as exc:
+        pending.raw()
+    assert time.monotonic() - t0 < 10
+    assert "timed out" in exc.value.message and "9.8 MB capture" in exc.value.message
+    assert "complete .ncu-rep" in exc.value.hint  # not the unrelated "pass a report written by ncu"
+    assert all(proc.returncode is not None for proc in pending._procs)
+
+
+def test_the_read_timeout_is_bounded_by_the_capture_size():
+    from profiler_report.capture.readahead import READ_BASE_S, read_timeout_s
+
+    small = read_timeout_s(F32.parent / "bad" / "truncated.ncu-rep")  # 64 KB
+    big = read_timeout_s(F32 / "profile.ncu-rep")  # 9.8 MB: read in 1.5-3 s
+    assert READ_BASE_S <= small < big < 600
+    pending = PendingRead(F32 / "profile.ncu-rep")  # the default limit is the size-bound one
+    pending.close()
+    assert pending.timeout_s == big
 
 
 def test_a_child_that_fails_gives_its_status_and_last_line(tmp_path, monkeypatch):

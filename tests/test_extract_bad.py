@@ -9,12 +9,15 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
+import re
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 from conftest import DATA, F32
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from profiler_report.capture.csv_details import details_table
@@ -332,3 +335,206 @@ def test_csv_reader_raises_only_project_errors(text):
 
 def test_short_kernel_name_handles_anonymous_namespaces():
     assert short_kernel_name("void (anonymous namespace)::k<T<(int)3>>(P)") == "(anonymous namespace)::k"
+
+
+# --------------------------------------------------------------------------------------------
+# Never a silently wrong number (issue 12): inputs that would be misread are refused, one line,
+# exit 2, naming where; inputs that only look odd are read right.
+
+
+@pytest.mark.parametrize("name, words", [
+    ("row_extra_cell.csv", r"line 4 \(ID 1, transpose_smem\): 30 cells where the header has 28"),
+    ("row_missing_cell.csv", r"line 4 \(ID 1, transpose_smem\): 27 cells where the header has 28"),
+    ("details_missing_cell.csv", r"line 104 \(ID 1\): 17 cells where the header has 22 \(or 18"),
+    ("duplicate_header.csv",
+     r"names column 'derived__memory_l1_wavefronts_shared_excessive' twice \(columns 13 and 17\)"),
+    ("no_units_row.csv", r"no units row under the header"),
+    ("unit_empty.csv", r"column 'gpu__time_duration.sum': gpu__time_duration.sum has no unit .* must be a time"),
+    ("unit_made_up.csv", r"column 'dram__bytes_read.sum': unit 'Mbyts' of dram__bytes_read.sum is not an ncu unit"),
+    ("value_inf.csv", r"line 4 \(ID 1, transpose_smem\): derived__memory_l1_wavefronts_shared_excessive = 'inf' "
+                      r"is not a finite number"),
+    ("value_negative.csv", r"line 4 \(ID 1, transpose_smem\): launch__registers_per_thread = '-20' is negative"),
+])
+def test_inputs_that_would_be_misread_are_refused_naming_where(name, words):
+    with pytest.raises(ReportUnreadableError) as exc:
+        read_capture(BAD / name)
+    assert exc.value.exit_code == 2
+    line = exc.value.one_line()
+    assert re.search(words, line), line
+    assert "\n" not in line and "(fix: " in line
+
+
+def test_the_refused_edits_would_have_moved_values(trimmed):
+    # What the refusals prevent: read by position, launch 1's registers (20) came from the cell
+    # two columns to the left once '16,252,928' had become three cells.
+    records = list(csv.reader(io.StringIO((BAD / "row_extra_cell.csv").read_text())))
+    header, row = records[0], records[3]
+    assert row[header.index("launch__registers_per_thread")] != "20"
+    assert value(trimmed, 1, "launch__registers_per_thread") == 20
+
+
+def test_micro_sign_is_the_unit_us(trimmed):
+    cap = read_capture(BAD / "unit_micro.csv")
+    assert value(cap, 1, "gpu__time_duration.sum") == value(trimmed, 1, "gpu__time_duration.sum") == \
+        pytest.approx(98_048)
+
+
+def test_program_output_before_the_header_is_skipped(trimmed):
+    text = (BAD / "long_preamble.csv").read_text()
+    assert text.index('"ID"') > 0 and len(text[:text.index('"ID"')].splitlines()) >= 50
+    cap = read_capture(BAD / "long_preamble.csv")
+    pd.testing.assert_frame_equal(cap.metrics, trimmed.metrics)
+
+
+def test_an_unbalanced_quote_in_program_output_does_not_swallow_the_header(trimmed):
+    text = 'profiler-report: stage "naive did not close its quote\n' + (BAD / "raw_trimmed.csv").read_text()
+    pd.testing.assert_frame_equal(parse_csv_text(text).metrics, trimmed.metrics)
+
+
+def test_a_real_negative_metric_outside_the_registry_is_kept(f32_capture):
+    # The H200 capture holds a negative tensor-pipe .min.pct_of_peak: ncu's, not an edit.
+    neg = f32_capture.metrics[f32_capture.metrics["value"] < 0]
+    assert list(neg["metric"].unique()) == [
+        "sm__pipe_tensor_type_hmma_hgmma_qgmma_imma_igmma_bmma_bgmma_cycles_active.min.pct_of_peak_sustained_elapsed"]
+
+
+def test_every_unit_of_the_real_exports_is_known():
+    from profiler_report.capture.units import known_unit
+
+    for path in (F32 / "raw.csv", DATA / "h200_f64_2048" / "raw.csv", DATA / "h200_f32_4096_regressed" / "raw.csv"):
+        units = list(csv.reader(io.StringIO(path.read_text())))[1]
+        assert all(known_unit(u) for u in units), [u for u in units if not known_unit(u)]
+    assert known_unit("\u00b5s") and known_unit("\u03bcs") and not known_unit("furlong")
+
+
+def test_a_fifo_is_not_called_empty(tmp_path):
+    fifo = tmp_path / "capture.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(ReportUnreadableError, match="is a FIFO"):
+        read_capture(fifo)
+
+
+def test_the_mangled_name_is_read_from_the_report(f32_capture):
+    launches = f32_capture.launches()
+    assert launches["mangled"].iloc[0] == "_Z15transpose_naiveIfEvPKT_PS0_ii"
+    assert launches["mangled"].str.startswith("_Z").all()
+
+
+# --------------------------------------------------------------------------------------------
+# Property: a summary that reads an edited capture at all differs from the clean one only in
+# the cells the edits touched (issue 12). Edits of cells, units and rows of raw_headline.csv.
+
+_HEADLINE_BASE = BAD / "raw_headline.csv"
+#: Replacement cells: values a capture may hold (twice as likely) and values none may ("inf", "-1", text).
+_CELL_VALUES = st.sampled_from(["0", "0.5", "123456789", "1,024", "16,252,928", "nan", "n/a", "", "1e302"] * 2
+                               + ["-1", "inf", "-inf", "1e400", "abc", "1,2", "\u00b5s"])
+_UNIT_VALUES = st.sampled_from(["", "us", "ns", "\u00b5s", "Mbyte", "Gbyte", "byte", "%", "inst", "sector",
+                                "furlong", "cycle", "Kbyte/block", "byte/s"])
+
+
+@st.composite
+def _edits(draw):
+    """(records, touched): raw_headline.csv's records with 1-3 random edits, and what they touched:
+    ("cell", launch, column), ("unit", column) or ("row", launch)."""
+    records = [list(r) for r in _BASE_RECORDS]
+    touched = []
+    for _ in range(draw(st.integers(1, 3))):
+        header = records[0]
+        metric_cols = [i for i, name in enumerate(header) if "__" in name or name.startswith("memory_")]
+        kind = draw(st.sampled_from(["cell"] * 5 + ["unit", "insert_cell", "delete_cell", "delete_row",
+                                                      "duplicate_column"]))
+        row = draw(st.integers(2, len(records) - 1))
+        col = min(draw(st.sampled_from(metric_cols)), len(records[row]) - 1)
+        if kind == "cell":
+            records[row][col] = draw(_CELL_VALUES)
+            touched.append(("cell", records[row][0], header[col]))
+        elif kind == "unit":
+            records[1][col] = draw(_UNIT_VALUES)
+            touched.append(("unit", header[col]))
+        elif kind == "insert_cell":  # the edited cell is the inserted one: nothing else may move
+            records[row].insert(col, draw(_CELL_VALUES))
+            touched.append(("cell", records[row][0], header[col]))
+        elif kind == "delete_cell":
+            del records[row][col]
+            touched.append(("cell", records[row][0], header[col]))
+        elif kind == "delete_row" and len(records) > 3:
+            touched.append(("row", records[row][0]))
+            del records[row]
+        elif kind == "duplicate_column":
+            # A second column named like this one, first in the row, holding another metric's
+            # values: the edited cells are the new column's, so read right nothing may change.
+            other = draw(st.sampled_from(metric_cols))
+            for n, r in enumerate(records):
+                r.insert(0, header[col] if n == 0 else (r[other] if other < len(r) else ""))
+    return records, touched
+
+
+def _summary(text: str):
+    from profiler_report.analysis import analyze
+
+    return analyze(parse_csv_text(text)).summary.set_index("launch_id")
+
+
+_BASE_RECORDS = list(csv.reader(io.StringIO(_HEADLINE_BASE.read_text())))
+
+
+@pytest.fixture(scope="module")
+def clean_summary():
+    return _summary(_HEADLINE_BASE.read_text())
+
+
+def _allowed(touched, header: list[str]) -> set[tuple[str, str]]:
+    """(launch id, summary column) pairs the edits may change; ("*", column) for every launch."""
+    from profiler_report.metrics import HEADLINE
+
+    out: set[tuple[str, str]] = set()
+    for t in touched:
+        if t[0] == "row":
+            out.add((t[1], "*"))
+            continue
+        launch, metric = (t[1], t[2]) if t[0] == "cell" else ("*", t[1])
+        for c in HEADLINE:
+            if c.formula is not None and metric in c.needs():
+                out.add((launch, c.name))
+                if c.name == "shared_excessive_wavefronts":
+                    out.add((launch, "shared_excessive_source"))
+        if metric.startswith("smsp__average_warps_issue_stalled_"):
+            out.add((launch, "top_stalls"))
+    return out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_edits())
+def test_an_edited_capture_either_is_refused_or_differs_only_where_edited(clean_summary, edited):
+    records, touched = edited
+    buf = io.StringIO()
+    csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(records)
+    try:
+        got = _summary(buf.getvalue())
+    except ProfilerReportError as exc:
+        assert exc.exit_code == 2 and "\n" not in exc.one_line()
+        event("refused")
+        return
+    event("read")
+    allowed = _allowed(touched, records[0])
+    for launch in clean_summary.index:
+        key = str(launch)
+        if (key, "*") in allowed:
+            continue
+        assert launch in got.index, (launch, touched)
+        for column in clean_summary.columns:
+            a, b = clean_summary.at[launch, column], got.at[launch, column]
+            same = (pd.isna(a) and pd.isna(b)) or a == b
+            if not same:
+                assert (key, column) in allowed or ("*", column) in allowed, (launch, column, a, b, touched)
+
+
+@pytest.mark.parametrize("name", ["row_extra_cell.csv", "row_missing_cell.csv", "details_missing_cell.csv",
+                                  "duplicate_header.csv", "no_units_row.csv", "unit_empty.csv", "unit_made_up.csv",
+                                  "value_inf.csv", "value_negative.csv", "overflow.csv"])
+def test_summary_of_a_refused_input_is_one_line_and_exit_2(monkeypatch, capsys, name):
+    from gate_support import cli
+
+    code, out, err = cli(monkeypatch, capsys, "summary", BAD / name)
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and err.startswith("error: ") and "(fix: " in err

@@ -66,9 +66,18 @@ rules = ["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum > 16e6 sector"]
 
 
 def test_raw_metric_absent_from_the_capture_is_not_measured(good_run):
-    t = parse_thresholds('[stage.padded]\nrules = ["l1tex__t_sectors_pipe_lsu_mem_global_op_sts.sum == 0"]')
+    # Like no name the H200 capture holds: a counter of another architecture or ncu version.
+    t = parse_thresholds('[stage.padded]\nrules = ["tpc__future_counter_of_another_chip.sum == 0"]')
     (r,) = gate.check_run(t, good_run)
-    assert r.verdict == "not measured" and "did you mean" in r.message
+    assert r.verdict == "not measured" and "does not hold it" in r.message
+
+
+def test_a_typo_in_a_raw_metric_name_is_bad_input_with_the_closest_names(good_run):
+    # One letter added to l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum, which the capture holds:
+    # "not measured" would pass silently under --missing warn.
+    t = parse_thresholds('[stage.padded]\nrules = ["l1tex__t_sectors_pipe_lsu_mem_global_op_sts.sum == 0"]')
+    with refused(r"op_sts\.sum is not in .*did you mean l1tex__t_sectors_pipe_lsu_mem_global_op_st\.sum\?"):
+        gate.check_run(t, good_run)
 
 
 def test_raw_metric_with_a_wrong_unit_is_bad_input(good_run):

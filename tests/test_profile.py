@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 from fakes import (
     NCU_CONNECTED,
+    NCU_FAILED_KERNEL,
     NCU_NO_KERNELS,
     NCU_PERM,
     NCU_PROFILING,
     fake_ncu_printing,
+    fake_ncu_writing,
     write_fake_ncu,
 )
 
@@ -22,8 +24,17 @@ from profiler_report.errors import (
     NcuNotFoundError,
     NcuTimeoutError,
     NoKernelProfiledError,
+    StageNotProfiledError,
 )
-from profiler_report.live.ncu import NcuCommand, classify_failure, export_csv, find_ncu, run_ncu
+from profiler_report.live.ncu import (
+    NcuCommand,
+    check_profiled,
+    classify_failure,
+    export_csv,
+    failed_kernels,
+    find_ncu,
+    run_ncu,
+)
 
 
 def command(ncu: Path, tmp_path: Path, **kw) -> NcuCommand:
@@ -158,3 +169,58 @@ def test_export_csv_failure_leaves_no_file(tmp_path):
 
 def test_fake_ncu_scripts_are_executable(tmp_path):
     assert os.access(write_fake_ncu(tmp_path, "exit 0"), os.X_OK)
+
+
+# --------------------------------------------------------------------------------------------
+# A partial profile is an error (exit 5) naming the stage and its filter, never a success
+
+
+REPORT = Path(__file__).parent / "data" / "h200_f32_4096" / "profile.ncu-rep"  # pr_naive ... pr_copy
+
+
+def _staged(tmp_path: Path, ncu: Path, stages: list[str]) -> NcuCommand:
+    return command(ncu, tmp_path, ranges=[f"pr_transpose.{s}" for s in stages])
+
+
+def test_failed_to_profile_with_exit_0_is_an_error_naming_stage_and_filter(tmp_path):
+    ncu = fake_ncu_writing(tmp_path / "bin", REPORT, [NCU_CONNECTED, NCU_PROFILING, NCU_FAILED_KERNEL])
+    cmd = _staged(tmp_path, ncu, ["naive", "smem"])
+    output = run_ncu(cmd, 30, log=quiet)  # ncu exited 0 ...
+    with pytest.raises(StageNotProfiledError) as exc:  # ... but its report holds naive only
+        check_profiled(cmd, ["naive", "smem"], output, ranges_of=lambda _report: ["pr_transpose.naive"])
+    assert exc.value.exit_code == 5
+    line = exc.value.one_line()
+    assert "lacks stage smem" in line and "--nvtx-include pr_transpose.smem/" in line
+    assert "Failed to profile kernel' for transpose_smem" in line
+    assert "`domain@range/`" in line and "`domain@range`" in line  # push/pop and start/end forms
+
+
+def test_ncu_exiting_0_without_a_report_is_an_error(tmp_path):
+    ncu = fake_ncu_writing(tmp_path / "bin", None, [NCU_CONNECTED])
+    cmd = _staged(tmp_path, ncu, ["naive", "smem"])
+    with pytest.raises(StageNotProfiledError, match=r"wrote no report .*\(naive: --nvtx-include pr_transpose\.naive/"):
+        check_profiled(cmd, ["naive", "smem"], run_ncu(cmd, 30, log=quiet))
+
+
+def test_a_real_report_lacking_a_requested_stage(tmp_path):
+    # The committed H200 report holds naive ... vec_colwalk and copy (legacy pr_<stage> ranges).
+    ncu = fake_ncu_writing(tmp_path / "bin", REPORT, [NCU_CONNECTED, NCU_PROFILING])
+    cmd = _staged(tmp_path, ncu, ["naive", "vec_tuned", "copy"])
+    output = run_ncu(cmd, 30, log=quiet)
+    assert (tmp_path / "profile.ncu-rep").is_file()
+    with pytest.raises(StageNotProfiledError, match=r"lacks stage vec_tuned: no launch in vec_tuned: "
+                                                    r"--nvtx-include pr_transpose\.vec_tuned/"):
+        check_profiled(cmd, ["naive", "vec_tuned", "copy"], output)
+    check_profiled(_staged(tmp_path, ncu, ["naive", "copy"]), ["naive", "copy"], output)  # all there: no error
+
+
+def test_every_stage_present_but_a_failed_launch_is_still_an_error(tmp_path):
+    ncu = fake_ncu_writing(tmp_path / "bin", REPORT, [NCU_FAILED_KERNEL])
+    cmd = _staged(tmp_path, ncu, ["naive"])
+    with pytest.raises(StageNotProfiledError, match="failed to profile kernel transpose_smem"):
+        check_profiled(cmd, ["naive"], run_ncu(cmd, 30, log=quiet))
+
+
+def test_failed_kernels_are_read_from_ncus_lines():
+    assert failed_kernels(f"{NCU_PROFILING}\n{NCU_FAILED_KERNEL}\n{NCU_FAILED_KERNEL}\n"
+                          '==ERROR== Failed to profile "const:" in process 9') == ["transpose_smem", "const:"]

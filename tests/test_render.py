@@ -286,3 +286,116 @@ def test_chart_workers_leave_ctrl_c_to_the_parent():
         got = pool.draw({"a": (_sigint_handler_name, ()), "b": (_sigint_handler_name, ())})()
     assert got == {"a": "ignored", "b": "ignored"}
     assert _sigint_handler_name() == "handled"
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 12: odd values render without a crash or warnings; valid JSON; links in --out replaced;
+# chart workers die quietly with their parent.
+
+BAD_DATA = Path(__file__).parent / "data" / "bad"
+
+
+def _strict_json(text: str):
+    def refuse(token: str):
+        raise AssertionError(f"{token} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_huge_value_renders_without_warnings_and_summary_json_is_valid(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    res = subprocess.run([sys.executable, "-m", "profiler_report", "render", "--from",
+                          str(BAD_DATA / "huge_value.csv"), "--out", str(tmp_path)], capture_output=True, text=True,
+                         cwd=root, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "Warning" not in res.stderr and "Traceback" not in res.stderr
+    stages = _strict_json((tmp_path / "summary.json").read_text())["stages"]
+    assert next(s for s in stages if s["stage"] == "smem")["dram_read_bytes"] == pytest.approx(1e308)
+
+
+def test_zero_divisors_render(monkeypatch, capsys, tmp_path):
+    from gate_support import cli
+
+    code, out, err = cli(monkeypatch, capsys, "render", "--from", BAD_DATA / "zero_divisors.csv", "--out", tmp_path)
+    assert code == 0, err
+    padded = next(s for s in _strict_json((tmp_path / "summary.json").read_text())["stages"] if s["stage"] == "padded")
+    assert padded["shared_wavefronts_per_load"] == 0
+
+
+def test_summary_json_has_null_where_not_measured(monkeypatch, capsys):
+    from gate_support import cli
+
+    code, out, _ = cli(monkeypatch, capsys, "summary", BAD_DATA / "missing_cells.csv", "--format", "json")
+    assert code == 0
+    smem = _strict_json(out)[1]
+    assert smem["duration_us"] is None and smem["dram_read_bytes"] is None
+
+
+def test_records_never_hold_nan_or_infinity():
+    from profiler_report.util.jsonable import dumps, records
+
+    frame = pd.DataFrame({"a": [1.0, float("nan"), float("inf"), -float("inf")], "b": ["x", "y", "z", "w"]})
+    assert [r["a"] for r in records(frame)] == [1.0, None, None, None]
+    with pytest.raises(ValueError):
+        dumps({"a": float("inf")})
+
+
+def test_render_replaces_a_symlink_in_out_never_its_target(monkeypatch, capsys, tmp_path):
+    from gate_support import cli
+
+    outside = tmp_path / "precious.html"
+    outside.write_text("not the report's\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "index.html").symlink_to(outside)
+    (out / "summary.json").symlink_to(tmp_path / "nowhere.json")  # dangling: replaced too
+    code, _, err = cli(monkeypatch, capsys, "render", "--from", BAD_DATA / "raw_trimmed.csv", "--out", out)
+    assert code == 0, err
+    assert outside.read_text() == "not the report's\n" and not (tmp_path / "nowhere.json").exists()
+    assert not (out / "index.html").is_symlink() and "<html" in (out / "index.html").read_text()
+    assert not (out / "summary.json").is_symlink()
+
+
+def test_a_dangling_out_link_is_named_not_file_exists(monkeypatch, capsys, tmp_path):
+    from gate_support import cli
+
+    link = tmp_path / "out"
+    link.symlink_to(tmp_path / "gone")
+    code, _, err = cli(monkeypatch, capsys, "render", "--from", BAD_DATA / "raw_trimmed.csv", "--out", link)
+    assert code == 2 and err.count("\n") == 1
+    assert "is a symlink to" in err and "which does not exist" in err and "File exists" not in err
+
+
+_ORPHAN = """
+import os, signal, sys, time
+sys.path.insert(0, sys.argv[1])
+from profiler_report.report.chart_pool import ChartPool
+pool = ChartPool(2)
+later = pool.draw({f"j{i}": (time.sleep, (0.5,)) for i in range(4)})
+time.sleep(0.2)  # the workers are drawing
+os.kill(os.getpid(), signal.SIGKILL)  # the parent alone dies
+"""
+
+
+def test_chart_workers_of_a_killed_parent_exit_quietly(tmp_path):
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    # The workers inherit the parent's stderr: it closes when the last of them has exited.
+    proc = subprocess.run([sys.executable, "-c", _ORPHAN, str(root)], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == -9
+    assert proc.stderr == "", proc.stderr
+
+
+def test_a_counter_run_without_a_capture_is_not_called_no_counters():
+    from profiler_report.report.counterless import unavailable_reason
+
+    assert unavailable_reason({"counters": "collected"}) == "no stage was profiled"
+    assert unavailable_reason({"counters": "unavailable (permission)"}) == "permission"
+    assert unavailable_reason({"counters": "unavailable (--no-counters)"}) == "--no-counters"

@@ -19,8 +19,9 @@ def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
                   manifest: Manifest | None = None) -> pd.DataFrame:
     """One row per launch with its ``stage`` label and ``role`` ("stage" or "ceiling"), launch order.
 
-    Labels, first match wins: ``labels`` (LABEL, REGEX) pairs searched in the kernel name and the
-    NVTX range; our own NVTX ranges ``pr_<stage>``; else the kernel name (``#2``... when repeated).
+    Labels, first match wins: ``labels`` (LABEL, REGEX) pairs searched in the kernel's names
+    (:func:`kernel_names`) and the NVTX range; our own NVTX ranges ``pr_<stage>``; else the
+    kernel name (``#2``... when repeated).
     Launches that match no ``labels`` entry are dropped when ``labels`` is given.
 
     Raises:
@@ -50,10 +51,17 @@ def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
     return frame.drop(columns=["Index"], errors="ignore")
 
 
+def kernel_names(row: Any) -> tuple[str, ...]:
+    """The names a kernel pattern is searched in (``--stage`` and ``[kernel."REGEX"]``): the short
+    name, the C++ display (demangled) name, e.g. ``void transpose_tile<32, 8>(const float *, ...)``,
+    and the mangled name where the capture holds it."""
+    return tuple(str(getattr(row, n, "") or "") for n in ("kernel", "demangled", "mangled"))
+
+
 def _label(row: Any, compiled: list[tuple[str, re.Pattern[str]]]) -> str | None:
     if compiled:
         for label, rx in compiled:
-            if rx.search(row.kernel) or rx.search(row.nvtx_range or ""):
+            if any(rx.search(name) for name in (*kernel_names(row), row.nvtx_range or "")):
                 return label
         return None
     own = own_range(row.nvtx_range or "")

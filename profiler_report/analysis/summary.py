@@ -8,43 +8,94 @@ from typing import Any
 import pandas as pd
 
 from profiler_report.capture.model import Capture
-from profiler_report.metrics import COLLECTED_BY, TIMING_COLUMNS, headline_row, required_metrics, stall_reasons
+from profiler_report.capture.units import template_name
+from profiler_report.errors import ReportUnreadableError
+from profiler_report.metrics import (
+    COLLECTED_BY,
+    HEADLINE,
+    TIMING_COLUMNS,
+    headline_row,
+    ratio,
+    required_metrics,
+    stall_reasons,
+)
 
 
 def summarize(capture: Capture, stages: pd.DataFrame) -> pd.DataFrame:
     """Per-stage headline table, one row per stage in launch order.
 
     Columns: stage, role, kernel, launch_id, grid, block, every :data:`HEADLINE` column,
-    ``shared_excessive_source`` ("ncu", "computed" or "not collected") and ``top_stalls``
-    (the three largest stall reasons, "reason cycles-per-issue" joined by ", ").
+    ``shared_excessive_source`` ("ncu", "computed" or "not collected"), the load/store split
+    of the excessive wavefronts (:func:`excessive_by_side`) and ``top_stalls`` (the three
+    largest stall reasons, "reason cycles-per-issue" joined by ", "). ``kernel`` is the short
+    name, with its template arguments where two stages share a short name
+    (``transpose_tile<32, 8>``).
+
+    Raises:
+        ReportUnreadableError: a headline value overflows (inf) from the capture's finite values
+            (``1e308`` bytes read plus as many written): no figure can be shown for it.
     """
     wide = capture.wide()
+    names = _kernel_display(stages)
     rows = []
     for st in stages.itertuples():
         values = wide.loc[st.launch_id].dropna().to_dict() if st.launch_id in wide.index else {}
         stalls = stall_reasons(values)
         top = ", ".join(f"{k} {v:.1f}" for k, v in list(stalls.items())[:3])
-        rows.append({"stage": st.stage, "role": st.role, "kernel": st.kernel, "launch_id": st.launch_id,
-                     "grid": st.grid, "block": st.block, **headline_row(values),
+        head = headline_row(values)
+        _refuse_overflow(capture, st.stage, head)
+        rows.append({"stage": st.stage, "role": st.role, "kernel": names[st.stage], "launch_id": st.launch_id,
+                     "grid": st.grid, "block": st.block, **head,
                      **excessive_by_side(capture.source, st.launch_id), "top_stalls": top})
     return pd.DataFrame(rows)
+
+
+def _kernel_display(stages: pd.DataFrame) -> dict[str, str]:
+    """stage -> the kernel name a table shows: the short name, or the name with its template
+    arguments when another stage has the same short name but another display name."""
+    out = {}
+    for st in stages.itertuples():
+        demangled = str(getattr(st, "demangled", "") or "")
+        twins = stages[(stages["kernel"] == st.kernel)]
+        shared = "demangled" in stages and twins["demangled"].nunique() > 1
+        out[st.stage] = template_name(demangled) if shared and demangled else st.kernel
+    return out
+
+
+def _refuse_overflow(capture: Capture, stage: str, head: dict[str, float | str]) -> None:
+    for col in HEADLINE:
+        v = head.get(col.name)
+        if isinstance(v, float) and math.isinf(v):
+            raise ReportUnreadableError(
+                f"{capture.path}: stage {stage}: {col.name} = {col.formula.text() if col.formula else col.name} "
+                "overflows (the sum or ratio of the capture's values exceeds any float)",
+                f"check the capture's values of {', '.join(dict.fromkeys(col.needs()))}")
 
 
 def excessive_by_side(source: pd.DataFrame, launch_id: int) -> dict[str, float]:
     """Excessive shared wavefronts of one launch split into the load and the store side.
 
-    Sums the per-instruction values of ``derived__memory_l1_wavefronts_shared_excessive`` over
-    the instructions whose SASS is a shared load (LDS*) or store (STS*, LDGSTS); NaN when the
-    capture has no per-instruction values (CSV exports, or the metric was not collected).
+    Sums the per-instruction values of ``derived__memory_l1_wavefronts_shared_excessive`` (where
+    an instruction lacks it: ``memory_l1_wavefronts_shared - memory_l1_wavefronts_shared_ideal``
+    at that instruction, the pair the launch-level fallback uses) over the instructions whose
+    SASS is a shared load (LDS*) or store (STS*, LDGSTS). NaN (not collected, never 0) when the
+    capture has no per-instruction values (CSV exports, or the metrics were not collected), or
+    when an instruction carrying excessive wavefronts has no readable SASS, so its side is unknown.
     """
     out = {"shared_excessive_wavefronts_ld": math.nan, "shared_excessive_wavefronts_st": math.nan}
     if source is None or source.empty:
         return out
-    sub = source[(source["launch_id"] == launch_id) & source["shared_excessive_wavefronts"].notna()]
-    if sub.empty:
+    sub = source[source["launch_id"] == launch_id]
+    excessive = sub["shared_excessive_wavefronts"].astype(float).fillna(
+        sub["shared_wavefronts"].astype(float) - sub["shared_ideal_wavefronts"].astype(float))
+    known = excessive.notna()
+    if not known.any():
+        return out
+    unread = known & (excessive > 0) & (sub["sass"].fillna("").astype(str).str.strip() == "")
+    if unread.any():
         return out
     for side, key in (("load", "shared_excessive_wavefronts_ld"), ("store", "shared_excessive_wavefronts_st")):
-        out[key] = float(sub.loc[sub["side"] == side, "shared_excessive_wavefronts"].sum())
+        out[key] = float(excessive[known & (sub["side"] == side)].sum())
     return out
 
 
@@ -69,7 +120,7 @@ def add_timings(summary: pd.DataFrame, timings: list[dict[str, Any]]) -> pd.Data
     """Join event timings (``timings.json`` entries, by stage id) onto the summary.
 
     ``pct_of_copy_kernel`` compares with the timing named like the ceiling row (role "ceiling",
-    else "copy"); ``pct_of_memcpy`` with the entry named "memcpy".
+    else "copy"); ``pct_of_memcpy`` with the entry named "memcpy"; NaN when that entry's GB/s is 0.
     """
     by_name = {t["name"]: t for t in timings}
     ceiling = summary.loc[summary["role"] == "ceiling", "stage"]
@@ -86,6 +137,6 @@ def add_timings(summary: pd.DataFrame, timings: list[dict[str, Any]]) -> pd.Data
         out.loc[i, "event_p10_us"] = t["p10_us"]
         out.loc[i, "event_p90_us"] = t["p90_us"]
         out.loc[i, "event_gbps"] = t["gbps"]
-        out.loc[i, "pct_of_copy_kernel"] = 100 * t["gbps"] / copy["gbps"] if copy else math.nan
-        out.loc[i, "pct_of_memcpy"] = 100 * t["gbps"] / memcpy["gbps"] if memcpy else math.nan
+        out.loc[i, "pct_of_copy_kernel"] = 100 * ratio(t["gbps"], copy["gbps"]) if copy else math.nan
+        out.loc[i, "pct_of_memcpy"] = 100 * ratio(t["gbps"], memcpy["gbps"]) if memcpy else math.nan
     return out

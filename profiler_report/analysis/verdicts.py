@@ -59,8 +59,9 @@ def judge(old: float, new: float, direction: str, factor: float | None, to: floa
     if not right_way:
         return "refuted", f"{moved}: moved {'up' if direction == 'down' else 'down'}, expected {direction}"
     if factor is not None:
-        got = old / new if direction == "down" else new / old
-        if not got >= factor * (1 - 1e-9) and not (direction == "down" and new == 0):
+        got = ratio(old, new) if direction == "down" else ratio(new, old)
+        # NaN: a 0 divides (down to 0, or up from 0), which is beyond any factor.
+        if not math.isnan(got) and got < factor * (1 - 1e-9):
             return "refuted", f"{moved}: {got:.2f}x, expected at least {factor:g}x"
     if to is not None:
         return "refuted", f"{moved}: expected to reach {_fmt(to)}"
@@ -144,8 +145,8 @@ def _speed_phrase(prev: pd.Series, row: pd.Series, speed_col: str) -> str:
     """'1.39x faster than padded', or 'as fast as X within the run-to-run spread' when the event
     timings' p10-p90 ranges overlap."""
     sp = ratio(prev[speed_col], row[speed_col])
-    if math.isnan(sp):
-        return "speed not measured"
+    if math.isnan(sp) or sp == 0:  # a time missing, or 0 on either side: no speed ratio applies
+        return "speed not measured" if math.isnan(sp) else "speed ratio not applicable (a time of 0)"
     if speed_col == "event_median_us":
         lo0, hi0 = float(prev.get("event_p10_us", math.nan)), float(prev.get("event_p90_us", math.nan))
         lo1, hi1 = float(row.get("event_p10_us", math.nan)), float(row.get("event_p90_us", math.nan))

@@ -1,8 +1,10 @@
-"""Capture model."""
+"""The Capture model: one long base-unit table of (launch, metric) values, plus rule results and
+per-instruction rows; and the checks every reader applies to a file before reading it."""
 
 from __future__ import annotations
 
 import math
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -10,12 +12,14 @@ from typing import Any
 import pandas as pd
 
 from profiler_report.errors import ReportUnreadableError
+from profiler_report.metrics import value_problem
 
 #: Columns of :attr:`Capture.metrics`, one row per (launch, metric).
 METRIC_COLUMNS = [
     "launch_id",       # int: launch order in the capture (ncu's "ID")
     "kernel",          # str: function name without return type, template arguments or parameters
-    "demangled",       # str: ncu's demangled kernel name
+    "demangled",       # str: ncu's demangled kernel name (the C++ display name)
+    "mangled",         # str: the mangled name (_Z...); "" when the export does not hold it
     "nvtx_range",      # str: NVTX push/pop ranges around the launch, outermost first, "/"-joined
     "grid",            # str: "(x, y, z)" blocks
     "block",           # str: "(x, y, z)" threads
@@ -62,8 +66,8 @@ class Capture:
     notes: list[str] = field(default_factory=list)
 
     def launches(self) -> pd.DataFrame:
-        """One row per launch: launch_id, kernel, demangled, nvtx_range, grid, block."""
-        cols = ["launch_id", "kernel", "demangled", "nvtx_range", "grid", "block"]
+        """One row per launch: launch_id, kernel, demangled, mangled, nvtx_range, grid, block."""
+        cols = ["launch_id", "kernel", "demangled", "mangled", "nvtx_range", "grid", "block"]
         return self.metrics[cols].drop_duplicates("launch_id").sort_values("launch_id").reset_index(drop=True)
 
     def value(self, launch_id: int, metric: str) -> float:
@@ -72,18 +76,48 @@ class Capture:
         hit = m[(m["launch_id"] == launch_id) & (m["metric"] == metric)]
         return float(hit["value"].iloc[0]) if len(hit) else math.nan
 
+    def metric_names(self) -> set[str]:
+        """Every metric name the capture holds on at least one launch."""
+        return set(self.metrics["metric"])
+
     def wide(self) -> pd.DataFrame:
         """launch_id x metric table of values (base units)."""
         return self.metrics.pivot_table(index="launch_id", columns="metric", values="value", aggfunc="first")
 
 
 def _check_file(path: Path) -> None:
+    """Refuse what is not a readable capture file before opening it.
+
+    Raises:
+        ReportUnreadableError: missing (or a dangling link), a directory, not a regular file (a
+            FIFO or a device: reading one could block, and it has no size to check), or empty.
+    """
     if not path.exists():
         raise ReportUnreadableError(f"{path} does not exist", "check the path")
     if path.is_dir():
         raise ReportUnreadableError(f"{path} is a directory, not a report", "pass the .ncu-rep file inside it")
+    mode = path.stat().st_mode
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a device or socket"
+        raise ReportUnreadableError(f"{path} is {kind}, not a regular file", "save the capture to a file first")
     if path.stat().st_size == 0:
         raise ReportUnreadableError(f"{path} is empty", "re-export the capture")
+
+
+def check_values(metrics: pd.DataFrame, path: Path) -> None:
+    """Refuse a capture holding a value no reading can have (:func:`~profiler_report.metrics.value_problem`):
+    an infinite value, or a negative one of a metric the registry reads.
+
+    Raises:
+        ReportUnreadableError: naming the launch, the kernel and the metric.
+    """
+    values = metrics["value"].astype(float)
+    odd = metrics[~values.map(math.isfinite) | (values < 0)]
+    for r in odd.itertuples():
+        why = value_problem(str(r.metric), float(r.value))
+        if why:
+            raise ReportUnreadableError(f"{path}: launch {r.launch_id} ({r.kernel}): {r.metric} = {r.value!r} {why}",
+                                        "re-record the capture; this ncu_report read a value ncu cannot measure")
 
 
 def dedupe_metrics(frame: pd.DataFrame) -> pd.DataFrame:

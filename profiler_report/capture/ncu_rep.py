@@ -14,9 +14,10 @@ from profiler_report.capture.model import (
     SOURCE_COLUMNS,
     Capture,
     _check_file,
+    check_values,
     dedupe_metrics,
 )
-from profiler_report.capture.readahead import READ_TIMEOUT_S, PendingRead, ncu_rep_format
+from profiler_report.capture.readahead import PendingRead, ncu_rep_format
 from profiler_report.capture.reader_child import SOURCE_LAUNCHES
 from profiler_report.errors import ReportUnreadableError
 
@@ -24,20 +25,22 @@ from profiler_report.errors import ReportUnreadableError
 NCU_REP_FORMAT = 2
 
 
-def read_ncu_rep(path: str | Path, timeout_s: float = READ_TIMEOUT_S, pending: PendingRead | None = None) -> Capture:
+def read_ncu_rep(path: str | Path, timeout_s: float | None = None, pending: PendingRead | None = None) -> Capture:
     """Read every launch of a ``.ncu-rep`` into a :class:`Capture`.
 
     Metrics with a numeric value become rows (instanced values are left out: the aggregate is
     kept). Guided-analysis rule results go to ``rules``; per-instruction values (``inst_executed``
     and the shared-memory wavefront metrics, by PC) go to ``source``. ncu_report runs in child
     processes (see :mod:`profiler_report.capture.reader_child` for why); ``pending`` is a read of ``path``
-    started earlier with :func:`profiler_report.readahead.start_read`, else one starts here and
-    may take ``timeout_s`` seconds.
+    started earlier with :func:`profiler_report.capture.readahead.start_read`, else one starts here and
+    may take ``timeout_s`` seconds (default: bounded by the file's size,
+    :func:`~profiler_report.capture.readahead.read_timeout_s`).
 
     Raises:
         ReportUnreadableError: missing, empty, a directory, not a report (no ``NVR`` header),
-            truncated or corrupt, from an ncu version this ``ncu_report`` cannot read, or
-            ncu_report is not installed or crashed on it.
+            truncated or corrupt, from an ncu version this ``ncu_report`` cannot read, holding an
+            impossible value (:func:`~profiler_report.capture.model.check_values`), or
+            ncu_report is not installed, crashed on it or ran past its timeout.
         ValueError: ``pending`` reads another file.
     """
     path = Path(path)
@@ -60,8 +63,9 @@ def read_ncu_rep(path: str | Path, timeout_s: float = READ_TIMEOUT_S, pending: P
     n = data["launches"]
     notes = [f"Per-instruction attribution was read for the first {SOURCE_LAUNCHES} of {n} launches only."] \
         if n > SOURCE_LAUNCHES else []
-    return Capture(dedupe_metrics(pd.DataFrame(data["rows"], columns=METRIC_COLUMNS)),
-                   pd.DataFrame(data["rules"], columns=RULE_COLUMNS), path, "ncu-rep", data["device"],
+    metrics = dedupe_metrics(pd.DataFrame(data["rows"], columns=METRIC_COLUMNS))
+    check_values(metrics, path)
+    return Capture(metrics, pd.DataFrame(data["rules"], columns=RULE_COLUMNS), path, "ncu-rep", data["device"],
                    data["version"], pd.DataFrame(data["source"], columns=SOURCE_COLUMNS), data["files"], notes)
 
 

@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""Reading a ``.ncu-rep`` in child processes, started early (while the parent imports pandas and
+matplotlib) and bounded in time by the capture's size."""
 
 from __future__ import annotations
 
@@ -10,15 +11,28 @@ import time
 from pathlib import Path
 from typing import Any
 
-from profiler_report.capture.reader_child import PARTS, merge_parts
+from profiler_report.capture.reader_child import PARTS, RANGES, merge_parts
 from profiler_report.errors import ReportUnreadableError
 
 #: First bytes of every ``.ncu-rep``; a little-endian uint16 format version follows.
 NCU_REP_MAGIC = b"NVR\x00"
 
 
-#: Seconds a read may take before its children are killed.
-READ_TIMEOUT_S = 600.0
+#: A read may take READ_BASE_S plus READ_S_PER_MB per MB of capture before its children are
+#: killed: ncu_report reads the 9.8 MB H200 fixture in 1.5-3 s on 2 CPUs (about 5 MB/s), so the
+#: bound is 10x that plus room for a slow disk and a busy machine.
+READ_BASE_S = 30.0
+READ_S_PER_MB = 2.0
+
+
+def read_timeout_s(path: Path) -> float:
+    """Seconds the read of ``path`` may take: READ_BASE_S + READ_S_PER_MB per MB (0 for a file
+    that cannot be stat'ed: the read itself reports it)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    return READ_BASE_S + READ_S_PER_MB * size / 1e6
 
 
 def ncu_rep_format(path: Path) -> int | None:
@@ -51,19 +65,23 @@ def split_pays() -> bool:
 
 class PendingRead:
     """The children reading one ``.ncu-rep``, started on creation: one per ncu_reader part when
-    ``split`` (default: :func:`split_pays`), else one reading everything.
+    ``split`` (default: :func:`split_pays`), else one reading everything; or one per entry of
+    ``parts`` when given (``("ranges",)``: only the NVTX ranges).
 
     :meth:`raw` waits for them; :meth:`close` kills any still running (call it when the data
     will not be collected, e.g. after an error).
     """
 
-    def __init__(self, path: Path, timeout_s: float = READ_TIMEOUT_S, split: bool | None = None) -> None:
+    def __init__(self, path: Path, timeout_s: float | None = None, split: bool | None = None,
+                 parts: tuple[str, ...] | None = None) -> None:
         self.path = Path(path)
-        self.timeout_s = timeout_s
-        self._deadline = time.monotonic() + timeout_s
+        self.timeout_s = read_timeout_s(self.path) if timeout_s is None else timeout_s
+        self._deadline = time.monotonic() + self.timeout_s
         if split is None:
             split = split_pays()
-        self._procs = [_spawn(self.path, part) for part in (PARTS if split else (None,))]
+        if parts is None:
+            parts = PARTS if split else (None,)
+        self._procs = [_spawn(self.path, part) for part in parts]
         self._data: dict[str, Any] | None = None
 
     def raw(self) -> dict[str, Any]:
@@ -96,7 +114,12 @@ class PendingRead:
         try:
             out, err = proc.communicate(timeout=max(0.0, self._deadline - time.monotonic()))
         except subprocess.TimeoutExpired as exc:
-            raise ReportUnreadableError(f"reading {self.path} took longer than {self.timeout_s:.0f} s") from exc
+            size = self.path.stat().st_size / 1e6 if self.path.exists() else 0.0
+            raise ReportUnreadableError(
+                f"reading {self.path} timed out: the ncu_report reader ran past {self.timeout_s:.0f} s, the limit for "
+                f"a {size:.1f} MB capture, and was stopped",
+                "check the file is a complete .ncu-rep on a local disk; if ncu_report hangs on it, re-export the "
+                "capture with the ncu that wrote it") from exc
         if proc.returncode != 0:
             why = "crashed" if proc.returncode < 0 else f"exited with status {proc.returncode}"
             tail = err.decode(errors="replace").strip().splitlines()[-1:] or [""]
@@ -109,15 +132,34 @@ class PendingRead:
                 f"ncu_report gave no readable data for {self.path} ({type(exc).__name__})") from exc
 
 
+def child_argv(path: Path, part: str | None) -> list[str]:
+    """The reader child's command line (tests replace it with a child that hangs)."""
+    return [sys.executable, "-m", "profiler_report.capture.reader_child", str(path),
+            *(["--part", part] if part else [])]
+
+
 def _spawn(path: Path, part: str | None) -> subprocess.Popen[bytes]:
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parent.parent.parent)
     env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return subprocess.Popen([sys.executable, "-m", "profiler_report.capture.reader_child", str(path),
-                             *(["--part", part] if part else [])],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    return subprocess.Popen(child_argv(path, part), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
 
 
-def start_read(path: Path, timeout_s: float = READ_TIMEOUT_S) -> PendingRead | None:
+def launch_ranges(path: Path, timeout_s: float | None = None) -> list[str]:
+    """The NVTX push/pop ranges of every launch of the ``.ncu-rep`` at ``path``, in capture order
+    ("/"-joined, outermost first; "" for a launch outside every range).
+
+    Raises:
+        ReportUnreadableError: the report cannot be read, or ncu_report is not installed.
+    """
+    data = PendingRead(path, timeout_s, parts=(RANGES,)).raw()
+    if data.get("error") == "no-module":
+        raise ReportUnreadableError("the ncu_report module is not installed", "pip install ncu-report")
+    if data.get("error"):
+        raise ReportUnreadableError(f"{path} is not a readable Nsight Compute report ({data['error']})")
+    return list(data["ranges"])
+
+
+def start_read(path: Path, timeout_s: float | None = None) -> PendingRead | None:
     """Start reading ``path`` when it is a ``.ncu-rep``; None otherwise (a CSV export, a missing,
     empty or unreadable file: :func:`profiler_report.extract.read_capture` reports those)."""
     try:

@@ -1,4 +1,5 @@
-"""reader child."""
+"""The child process that reads a ``.ncu-rep`` with NVIDIA's ``ncu_report`` and pickles plain
+data to its parent (ncu_report is slow to import and may crash on odd files: the parent survives)."""
 
 from __future__ import annotations
 
@@ -91,6 +92,7 @@ def _action_rows(action: Any, launch_id: int) -> list[dict[str, Any]]:
         "launch_id": launch_id,
         "kernel": short_kernel_name(demangled),
         "demangled": demangled,
+        "mangled": _mangled(action),
         "nvtx_range": _nvtx_ranges(action),
         "grid": _dim(action, "launch__grid_dim"),
         "block": _dim(action, "launch__block_dim"),
@@ -104,6 +106,13 @@ def _action_rows(action: Any, launch_id: int) -> list[dict[str, Any]]:
         value, unit = normalize_unit(v, m.unit())
         rows.append({**base, "metric": name, "value": value, "unit": unit})
     return rows
+
+
+def _mangled(action: Any) -> str:
+    try:
+        return str(action.name(action.NameBase_MANGLED))
+    except Exception:  # an ncu_report without NameBase_MANGLED
+        return ""
 
 
 def _dim(action: Any, prefix: str) -> str:
@@ -189,6 +198,9 @@ def _source_files(action: Any) -> dict[str, str]:
 #: children reading one part each finish sooner than one reading both, given a CPU each (see
 #: readahead.split_pays); children reading launches in shards would each pay both costs.
 PARTS = ("metrics", "source")
+#: ``--part ranges``: only each launch's NVTX ranges (:func:`read_ranges`), to check which stages a
+#: live run's report holds.
+RANGES = "ranges"
 
 
 def read_raw(path: str, parts: Collection[str] = PARTS) -> dict[str, Any]:
@@ -225,6 +237,22 @@ def read_raw(path: str, parts: Collection[str] = PARTS) -> dict[str, Any]:
     return out
 
 
+def read_ranges(path: str) -> dict[str, Any]:
+    """The NVTX push/pop ranges of every launch of the report at ``path``, in capture order, and
+    nothing else (cheap: no metric is read): ``{"ranges": [...], "launches": n, "error": ""}``;
+    ``error`` as in :func:`read_raw`."""
+    ncu_report = load()
+    if ncu_report is None:
+        return {"error": "no-module"}
+    try:
+        ctx = ncu_report.load_report(path)
+    except Exception as exc:  # the SWIG layer raises bare RuntimeError/ValueError
+        return {"error": str(exc).strip()[:200] or type(exc).__name__}
+    ranges = [_nvtx_ranges(ctx.range_by_idx(ri).action_by_idx(ai))
+              for ri in range(ctx.num_ranges()) for ai in range(ctx.range_by_idx(ri).num_actions())]
+    return {"ranges": ranges, "launches": len(ranges), "error": ""}
+
+
 def _read_action(action: Any, launch_id: int, parts: Collection[str], out: dict[str, Any]) -> None:
     """Add the ``parts`` of one launch to ``out`` (the dict :func:`read_raw` returns)."""
     if "metrics" in parts:
@@ -254,13 +282,17 @@ def merge_parts(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m profiler_report.capture.reader_child PATH [--part metrics|source]``: pickle
-    :func:`read_raw` (of every part unless ``--part`` names one) to stdout."""
+    """``python -m profiler_report.capture.reader_child PATH [--part metrics|source|ranges]``:
+    pickle :func:`read_raw` (of every part unless ``--part`` names one; :func:`read_ranges` for
+    ``ranges``) to stdout."""
     parser = argparse.ArgumentParser(prog="python -m profiler_report.capture.reader_child")
     parser.add_argument("path")
-    parser.add_argument("--part", choices=PARTS, default=None)
+    parser.add_argument("--part", choices=(*PARTS, RANGES), default=None)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    data = read_raw(args.path, PARTS if args.part is None else (args.part,))
+    if args.part == RANGES:
+        data = read_ranges(args.path)
+    else:
+        data = read_raw(args.path, PARTS if args.part is None else (args.part,))
     sys.stdout.buffer.write(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
     sys.stdout.buffer.flush()
     return 0

@@ -15,8 +15,14 @@ _UNIT_PART = re.compile(rf"^(?P<p>[pnumKMGT]?)(?P<b>{'|'.join(_BASES)})$")
 
 
 #: Time units in nanoseconds, the one internal time unit.
+#: ``µs`` (micro sign) and ``μs`` (Greek mu) are the spellings spreadsheets and people use for ``us``.
 _TIME_NS = {"ps": 1e-3, "psecond": 1e-3, "ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3,
-            "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9}
+            "\u00b5s": 1e3, "\u03bcs": 1e3, "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9}
+
+
+#: Unit words ncu writes that carry no scale and pass through unchanged (seen in the raw and
+#: details pages of ncu 2025.3.1: ``%``, ``branches``, ``sectors``, ``pass``, ``cluster``, ``SM``, ``sample``).
+_PLAIN_UNITS = {"%", "branches", "sectors", "pass", "cluster", "SM", "sample"}
 
 
 def _part(part: str) -> tuple[float, str] | None:
@@ -27,6 +33,18 @@ def _part(part: str) -> tuple[float, str] | None:
     if m:
         return _PREFIX[m.group("p")], m.group("b")
     return None
+
+
+def known_unit(unit: str) -> bool:
+    """Whether :func:`normalize_unit` understands ``unit``: empty (a count), or each side of
+    ``num/den`` a time, an SI-prefixed base (``Mbyte``, ``Ghz``, ``sector``) or a plain ncu unit
+    word (``%``, ``branches``, ...). An unknown unit could hide any scale, so the CSV readers
+    refuse it."""
+    unit = (unit or "").strip()
+    if not unit:
+        return True
+    parts = unit.split("/")
+    return len(parts) <= 2 and all(p in _PLAIN_UNITS or _part(p) is not None for p in parts)
 
 
 def normalize_unit(value: float, unit: str) -> tuple[float, str]:
@@ -69,6 +87,29 @@ def short_kernel_name(name: str) -> str:
     text = name.strip()
     m = _SHORT.match(text.replace(_ANON, "\x00"))
     return m.group(1).replace("\x00", _ANON) if m else text
+
+
+def template_name(name: str) -> str:
+    """``void transpose_tile<float, (int)32>(const T1 *, T1 *)`` -> ``transpose_tile<float, (int)32>``:
+    the display name without return type and parameter list, template arguments kept."""
+    text = name.strip().replace(_ANON, "\x00")
+    text = text[5:] if text.startswith("void ") else text
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0 and i > 0:
+            text = text[:i]
+            break
+    return text.strip().replace("\x00", _ANON)
+
+
+def is_mangled(name: str) -> bool:
+    """Whether a kernel name is an Itanium-ABI mangled name (``_Z15transpose_naiveIfEvPKT_PS0_ii``),
+    as ncu writes under ``--print-kernel-base mangled``."""
+    return name.strip().startswith("_Z")
 
 
 _LINK = re.compile(r"@(?:section|url):([^:@]+):?([^@]*)@")

@@ -10,16 +10,18 @@ the capture), its reference taken from the previous stage or the baseline run, a
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from profiler_report.analysis.stages import kernel_names
 from profiler_report.errors import ThresholdsError
 from profiler_report.gate.grammar import Thresholds, closest_hint
 from profiler_report.gate.rules import TIMING_BY_NAME, Band, Result, Rule
-from profiler_report.metrics import COLLECTED_BY, HEADLINE_BY_NAME
+from profiler_report.metrics import COLLECTED_BY, HEADLINE_BY_NAME, SOURCE_COLUMN
 
 if TYPE_CHECKING:
     from profiler_report.analysis.run import Run
@@ -90,7 +92,8 @@ def targets(rule: Rule, run: Run) -> list[str]:
 
     Raises:
         ThresholdsError: a required stage is not in the capture, or a kernel regex matches none
-            (the message lists the closest stage names).
+            of the kernels' names (:func:`~profiler_report.analysis.stages.kernel_names`; the
+            message lists the closest stage names).
     """
     stages = run.stages()
     if rule.stage is not None:
@@ -98,8 +101,9 @@ def targets(rule: Rule, run: Run) -> list[str]:
             return [rule.stage]
         found: list[str] = []
     else:
-        found = [s for s, k in zip(run.summary["stage"], run.summary["kernel"], strict=True)
-                 if re.search(str(rule.kernel), str(k))]
+        rx = re.compile(str(rule.kernel))
+        found = [str(r.stage) for r in run.analysis.stages.itertuples()
+                 if any(rx.search(name) for name in kernel_names(r))]
         if found:
             return found
     if rule.optional:
@@ -133,6 +137,35 @@ def _reference(rule: Rule, run: Run, stage: str, baseline: Run | None) -> tuple[
     return band, why and f"baseline: {why}"
 
 
+#: How close (difflib ratio) a raw metric name the capture does not hold must be to one it does
+#: hold to be taken for a misspelling of it: one changed, missing or swapped character in a
+#: 40-character name scores about 0.97. (A sibling that ncu collects in the same section, such as
+#: ``..._op_st.sum`` beside ``..._op_ld.sum``, scores about 0.96: a capture holds both or neither.)
+TYPO_CUTOFF = 0.9
+
+
+def check_raw_name(rule: Rule, run: Run) -> None:
+    """Refuse a raw ncu metric name that is a typo of one the capture holds.
+
+    A raw name the capture holds on no launch is "not measured" (another architecture, ncu
+    version or ``--set``) unless it is within :data:`TYPO_CUTOFF` of a name the capture does
+    hold: then it is a misspelling, and a gate that never measures would pass silently under
+    ``--missing warn``.
+
+    Raises:
+        ThresholdsError: naming the closest metric names of the capture.
+    """
+    if rule.kind != "raw":
+        return
+    held = run.capture.metric_names()
+    if rule.metric in held:
+        return
+    near = difflib.get_close_matches(rule.metric, sorted(held), n=3, cutoff=TYPO_CUTOFF)
+    if near:
+        raise ThresholdsError(f"{rule.where}: rule '{rule.text}': {rule.metric} is not in {run.path}, which holds "
+                              f"{', '.join(near)}", f"did you mean {near[0]}?")
+
+
 def check_run(thresholds: Thresholds, run: Run, baseline: Run | None = None) -> list[Result]:
     """Every rule judged on every stage it applies to, in file order.
 
@@ -140,11 +173,13 @@ def check_run(thresholds: Thresholds, run: Run, baseline: Run | None = None) -> 
     is none, come back "skipped".
 
     Raises:
-        ThresholdsError: a required stage is missing, or a stated unit does not match a raw
+        ThresholdsError: a required stage is missing, a raw metric name is a typo of one the
+            capture holds (:func:`check_raw_name`), or a stated unit does not match a raw
             metric's unit in the capture.
     """
-    for rule in thresholds.rules:  # all stage errors first: exit 2 before any verdict
+    for rule in thresholds.rules:  # all stage and name errors first: exit 2 before any verdict
         targets(rule, run)
+        check_raw_name(rule, run)
     results = []
     for rule in thresholds.rules:
         hits = targets(rule, run)
@@ -165,7 +200,15 @@ def _judge(rule: Rule, run: Run, stage: str, baseline: Run | None) -> Result:
     reference, why_ref = (None, "")
     if rule.ref is not None:
         reference, why_ref = _reference(rule, run, stage, baseline)
-    return rule.evaluate(stage, measured, reference, why or why_ref)
+    return rule.evaluate(stage, measured, reference, why or why_ref, source=value_source(run, stage, rule))
+
+
+def value_source(run: Run, stage: str, rule: Rule) -> str:
+    """Where a headline value with a fallback came from on ``stage``: "ncu" (the metric itself),
+    "computed" (its fallback formula) or "not collected"; "" for every other metric
+    (:data:`~profiler_report.metrics.SOURCE_COLUMN`)."""
+    col = SOURCE_COLUMN.get(rule.metric) if rule.kind == "headline" else None
+    return str(_row(run, stage).get(col, "")) if col else ""
 
 
 def exit_code(results: list[Result], missing: str = "fail") -> int:

@@ -100,7 +100,8 @@ _RULE = re.compile(r"\s*(?P<metric>[A-Za-z_][\w.]*)\s*(?P<op>==|<=|>=|<|>)\s*(?P
 _REF = re.compile(rf"(?:(?P<f1>{_NUM})\s*\*\s*)?(?P<ref>baseline|previous)(?:\s*\*\s*(?P<f2>{_NUM}))?")
 
 
-_ABS = re.compile(rf"(?P<value>{_NUM})\s*(?P<unit>[A-Za-z%/]+)?")
+#: A unit is letters (any script: ``µs``), ``%`` and ``/``.
+_ABS = re.compile(rf"(?P<value>{_NUM})\s*(?P<unit>(?:[^\W\d_]|[%/])+)?")
 
 
 _RAW_NCU = re.compile(r"^[a-z0-9]+__\w+(\.\w+)*$")
@@ -318,10 +319,17 @@ def load_thresholds(path: Path | None = None) -> Thresholds:
     """Read and parse a thresholds file (default: ``thresholds.toml`` in the current directory).
 
     Raises:
-        ThresholdsError: the file is missing, unreadable, or does not parse.
+        ThresholdsError: the file is missing, a directory or not a regular file (``/dev/null``),
+            unreadable, or does not parse.
     """
     given = path is not None
     path = Path(path) if given else DEFAULT_THRESHOLDS
+    if path.is_dir():
+        raise ThresholdsError(f"thresholds file {path} is a directory", "pass the .toml file, e.g. --thresholds "
+                              f"{path / 'thresholds.toml'}")
+    if path.exists() and not path.is_file():
+        raise ThresholdsError(f"thresholds file {path} is not a regular file (a device or a FIFO)",
+                              "pass a .toml file")
     if not path.is_file():
         hint = "check the path" if given else \
             "run from the repository root (it ships thresholds.toml) or pass --thresholds FILE"

@@ -21,16 +21,23 @@ from profiler_report.util.fsio import atomic_write
 
 
 def results_table(results: list[Result]) -> str:
-    """Plain-text table: stage, rule, measured, limit, verdict."""
+    """Plain-text table: stage, rule, measured (with ``(ncu)`` or ``(computed)`` where the value
+    has a fallback formula: :attr:`Result.source`), limit, verdict."""
     head = ("stage", "rule", "measured", "limit", "verdict")
-    rows = [(r.stage, r.rule, fmt_value(r.measured, r.unit) if r.verdict != "skipped" else "-",
-             fmt_value(r.limit, r.unit) if not math.isnan(r.limit) else "-",
+    rows = [(r.stage, r.rule, _measured(r), fmt_value(r.limit, r.unit) if not math.isnan(r.limit) else "-",
              r.verdict.upper() if r.verdict == "fail" else r.verdict) for r in results]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=False)]
     lines = ["  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True)).rstrip()
              for row in (head, *rows)]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def _measured(r: Result) -> str:
+    if r.verdict == "skipped":
+        return "-"
+    text = fmt_value(r.measured, r.unit)
+    return f"{text} ({r.source})" if r.source and not math.isnan(r.measured) else text
 
 
 def results_summary(results: list[Result], missing: str) -> list[str]:
@@ -54,17 +61,20 @@ def _json_num(x: float) -> float | None:
 
 
 def results_json(results: list[Result], **meta: Any) -> dict[str, Any]:
-    """JSON-ready dict: ``meta`` (capture, thresholds, baseline, ...), results, counts."""
+    """JSON-ready dict: ``meta`` (capture, thresholds, baseline, ...), results, counts. Each
+    result's ``source`` is "ncu" or "computed" for a metric with a fallback formula, else null."""
     return {**meta, "counts": counts(results),
             "results": [{"stage": r.stage, "rule": r.rule, "metric": r.metric, "measured": _json_num(r.measured),
-                         "limit": _json_num(r.limit), "unit": r.unit, "verdict": r.verdict, "message": r.message}
+                         "limit": _json_num(r.limit), "unit": r.unit, "verdict": r.verdict, "message": r.message,
+                         "source": r.source or None}
                         for r in results]}
 
 
 def junit_tree(results: list[Result], missing: str = "fail", name: str = "profiler-report check",
                properties: dict[str, str] | None = None) -> ET.ElementTree:
     """JUnit XML: one ``testcase`` per rule and stage; failures (and "not measured" under
-    ``missing="fail"``) get a ``failure`` element, skipped and warned ones a ``skipped`` element."""
+    ``missing="fail"``) get a ``failure`` element, skipped and warned ones a ``skipped`` element;
+    a value with a fallback formula gets a ``source`` property ("ncu" or "computed")."""
     c = counts(results)
     failures = c["fail"] + (c["not measured"] if missing == "fail" else 0)
     skipped = c["skipped"] + (c["not measured"] if missing != "fail" else 0)
@@ -78,6 +88,8 @@ def junit_tree(results: list[Result], missing: str = "fail", name: str = "profil
             ET.SubElement(props, "property", {"name": k, "value": str(v)})
     for r in results:
         case = ET.SubElement(suite, "testcase", {"classname": f"profiler-report.{r.stage}", "name": r.rule})
+        if r.source:  # where the value came from: ncu's metric, or computed from its inputs
+            ET.SubElement(ET.SubElement(case, "properties"), "property", {"name": "source", "value": r.source})
         if r.verdict == "fail" or (r.verdict == "not measured" and missing == "fail"):
             el = ET.SubElement(case, "failure", {"message": r.message, "type": r.verdict.replace(" ", "-")})
             el.text = r.message

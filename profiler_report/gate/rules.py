@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from profiler_report.analysis.compare import fmt_value
 from profiler_report.capture.units import normalize_unit
@@ -44,7 +44,7 @@ ALIASES = {"duration": "event_median_us"}
 
 #: Units as people write them -> as :func:`~profiler_report.capture.units.normalize_unit` reads them.
 _UNIT_ALIASES = {"B": "byte", "bytes": "byte", "KB": "Kbyte", "MB": "Mbyte", "GB": "Gbyte", "GB/s": "Gbyte/s",
-                 "MB/s": "Mbyte/s", "TB/s": "Tbyte/s", "percent": "%", "pct": "%", "µs": "us", "usec": "us",
+                 "MB/s": "Mbyte/s", "TB/s": "Tbyte/s", "percent": "%", "pct": "%", "usec": "us",
                  "msec": "ms", "sec": "s", "nsec": "ns"}
 
 
@@ -76,7 +76,9 @@ class Result:
     """One rule judged on one stage.
 
     ``verdict`` is "pass", "fail", "not measured" or "skipped"; ``measured`` and ``limit`` are in
-    ``unit`` (NaN when unknown); ``message`` says why, in one line.
+    ``unit`` (NaN when unknown); ``message`` says why, in one line. ``source`` says, for a metric
+    with a fallback formula (``shared_excessive_wavefronts``), whether the value was ncu's metric
+    ("ncu") or computed from its inputs ("computed"); "" for every other metric.
     """
 
     stage: str
@@ -87,6 +89,7 @@ class Result:
     unit: str
     verdict: str
     message: str
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,7 @@ class Rule:
         return converted
 
     def evaluate(self, stage: str, measured: Band | None, reference: Band | None = None,
-                 why_missing: str = "") -> Result:
+                 why_missing: str = "", source: str = "") -> Result:
         """Judge the rule on one stage's measurement (pure: no I/O).
 
         Args:
@@ -142,13 +145,20 @@ class Rule:
             reference: the same metric on the previous stage or the baseline (relative rules
                 only); None when not measured there.
             why_missing: why ``measured`` or ``reference`` is None, for the message.
+            source: "ncu" or "computed" for a metric with a fallback formula (kept in the
+                result and named in its message), else "".
 
         Returns:
-            A :class:`Result`; "not measured" when a value is missing, never "pass".
+            A :class:`Result`; "not measured" when a value is missing, never "pass"; "fail"
+            when a value is not finite (an infinite value passes no comparison).
 
         Raises:
             ThresholdsError: a stated unit does not match the metric's unit.
         """
+        result = self._evaluate(stage, measured, reference, why_missing)
+        return _with_source(result, source) if source else result
+
+    def _evaluate(self, stage: str, measured: Band | None, reference: Band | None, why_missing: str) -> Result:
         unit = measured.unit if measured is not None else (reference.unit if reference is not None else "")
         if measured is None or (self.ref is not None and reference is None):
             return Result(stage, self.text, self.metric, measured.value if measured else math.nan, math.nan,
@@ -189,8 +199,17 @@ class Rule:
                       f"expected {self.op} {fmt_value(other, unit)})")
 
 
+def _with_source(result: Result, source: str) -> Result:
+    """``result`` with its value's source kept and named in the message ('(computed: ...)')."""
+    said = {"ncu": "ncu's metric", "computed": "computed from its inputs"}.get(source, source)
+    return replace(result, source=source, message=f"{result.message} [value: {said}]")
+
+
 def compare_exact(op: str, x: float, y: float) -> bool:
-    """``x op y`` for deterministic counts, with :data:`EXACT_REL` slack for float rounding only."""
+    """``x op y`` for deterministic counts, with :data:`EXACT_REL` slack for float rounding only.
+    False when either side is not finite: the slack of an infinite value would be infinite too."""
+    if not (math.isfinite(x) and math.isfinite(y)):
+        return False
     eps = EXACT_REL * max(abs(x), abs(y))
     if op == "==":
         return abs(x - y) <= eps

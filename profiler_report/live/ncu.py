@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""Driving Nsight Compute: finding ``ncu``, running it on the live run's target, telling its
+failure modes apart (exit codes 3-7), checking its report holds every requested stage, and
+exporting CSV pages."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from profiler_report.errors import (
     NcuNotFoundError,
     NcuTimeoutError,
     NoKernelProfiledError,
+    StageNotProfiledError,
 )
 
 #: Where Nsight Compute installs itself when it is not on PATH (newest version first).
@@ -131,6 +134,56 @@ def classify_failure(returncode: int, output: str, cmd: NcuCommand) -> Exception
         return NcuFailedError(f"ncu exited with status {returncode}: {last[-600:]}",
                               "see the output above; rerun with --debug for the full log")
     return None
+
+
+#: ncu's line for a launch it could not profile (it may still exit 0), e.g.
+#: ``==ERROR== Failed to profile kernel "gemv2N_kernel" in process 10096``.
+_FAILED = re.compile(r'==ERROR== Failed to profile (?:kernel )?"([^"]*)"')
+
+
+def failed_kernels(output: str) -> list[str]:
+    """Kernels ncu said it failed to profile, in output order, without repeats."""
+    return list(dict.fromkeys(_FAILED.findall(output)))
+
+
+def check_profiled(cmd: NcuCommand, stages: Sequence[str], output: str,
+                   ranges_of: Callable[[Path], list[str]] | None = None) -> None:
+    """Check that ncu's report holds one launch of every stage in ``stages`` (ids whose NVTX
+    ranges are ``cmd.ranges``, in the same order) after an ncu run that exited 0.
+
+    ``ranges_of`` reads the NVTX ranges of a report's launches (default:
+    :func:`~profiler_report.capture.readahead.launch_ranges`).
+
+    Raises:
+        StageNotProfiledError: ncu wrote no report, a stage has no launch in it (named with the
+            filter that should have matched it), or ncu printed ``Failed to profile kernel``.
+        ReportUnreadableError: the report cannot be read.
+    """
+    from profiler_report.capture.readahead import launch_ranges
+    from profiler_report.cases.ranges import own_range, parse_range
+
+    report = cmd.export.with_name(cmd.export.name + ".ncu-rep")
+    failed = failed_kernels(output)
+    said = f"; ncu printed 'Failed to profile kernel' for {', '.join(failed)}" if failed else ""
+    wanted = dict(zip(stages, cmd.ranges, strict=True))
+    if not report.is_file():
+        raise StageNotProfiledError(
+            f"ncu exited 0 but wrote no report ({report}): no stage was profiled "
+            f"({_stage_filters(wanted)}){said}")
+    found = {own_range(r) for r in (ranges_of or launch_ranges)(report)}
+    missing = {s: r for s, r in wanted.items() if parse_range(r) not in found}
+    if missing:
+        raise StageNotProfiledError(
+            f"ncu's report {report} lacks stage{'s' if len(missing) > 1 else ''} {', '.join(missing)}: no launch "
+            f"in {_stage_filters(missing)}{said}")
+    if failed:
+        raise StageNotProfiledError(f"ncu failed to profile kernel{'s' if len(failed) > 1 else ''} "
+                                    f"{', '.join(failed)} (its report holds every stage, but not every launch)")
+
+
+def _stage_filters(ranges: dict[str, str]) -> str:
+    """'naive: --nvtx-include pr_transpose.naive/, ...': each stage with the filter it needed."""
+    return ", ".join(f"{stage}: --nvtx-include {rng}/" for stage, rng in ranges.items())
 
 
 def run_ncu(cmd: NcuCommand, timeout_s: float, log: Callable[[str], None] | None = None,

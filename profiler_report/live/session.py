@@ -119,7 +119,8 @@ def _profile(cfg: RunConfig, case: Case, profiled: list[Stage], ncu: str, out: P
             ranges=[nvtx_range_name(case.name, s.id) for s in profiled],
             clock_control=cfg.clock_control,
         )
-        prof.run_ncu(cmd, cfg.ncu_timeout_s, log_path=out / "ncu.log")
+        output = prof.run_ncu(cmd, cfg.ncu_timeout_s, log_path=out / "ncu.log")
+        prof.check_profiled(cmd, [s.id for s in profiled], output)  # exit 0 is not proof of every stage
 
 
 def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = None,
@@ -134,6 +135,7 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
 
     Raises:
         NoGpuError, NcuNotFoundError, CounterPermissionError, NoKernelProfiledError,
+        StageNotProfiledError (a stage missing from ncu's report: the partial folder is kept),
         NcuFailedError, NcuTimeoutError; InputError for an unknown case or stage;
         KernelIncorrectError after writing the report when a stage was wrong.
     """

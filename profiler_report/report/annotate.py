@@ -19,7 +19,8 @@ def conflict_context(row: pd.Series, tile: str) -> str:
     """Block and tile shape and the conflict side, shown beside the excessive-wavefront figure."""
     ld, st = row.get("shared_excessive_wavefronts_ld", math.nan), row.get("shared_excessive_wavefronts_st", math.nan)
     if pd.isna(ld) or pd.isna(st):
-        side = "by side: not available (no per-instruction values in this capture)"
+        side = ("by side: not collected (no per-instruction values with readable SASS in this capture, so "
+                "loads and stores cannot be told apart)")
     else:
         side = f"by side: loads {fmt(ld)}, stores {fmt(st)}"
         if st > 0 and ld == 0:

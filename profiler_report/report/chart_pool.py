@@ -1,21 +1,47 @@
-"""Chart worker processes."""
+"""Chart worker processes: the page's charts drawn side by side in forked workers."""
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
+import signal
+import sys
 from collections.abc import Callable
 from typing import Any
 
-from profiler_report.report.charts import ChartJob
+from profiler_report.report.charts import ChartJob, draw_here, draw_quietly
+
+#: Linux prctl option: the signal a process gets when its parent dies.
+_PR_SET_PDEATHSIG = 1
 
 
-def _ignore_sigint() -> None:
-    """Chart workers leave Ctrl-C to the parent: a worker interrupted while it holds the pool's
-    queue lock would hang the parent's shutdown, and each would print a traceback. The parent
-    ends them (SIGTERM) when it leaves the pool."""
-    import signal
+def _worker_init(parent: int) -> None:
+    """Set up a chart worker.
 
+    Workers leave Ctrl-C to the parent: a worker interrupted while it holds the pool's queue lock
+    would hang the parent's shutdown, and each would print a traceback; the parent ends them
+    (SIGTERM) when it leaves the pool. A worker also dies with its parent: after a SIGKILL of the
+    parent alone, orphaned workers would finish their chart and print a BrokenPipeError traceback
+    each on the terminal. On Linux the kernel kills them (PR_SET_PDEATHSIG); elsewhere their
+    stderr goes to /dev/null (job errors still reach the parent, pickled with the result).
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if not _die_with_parent():
+        sys.stderr = open(os.devnull, "w")  # kept open for the worker's whole life
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(0)
+
+
+def _die_with_parent() -> bool:
+    """Ask the kernel for SIGKILL when the parent exits; False where that is not available."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 class ChartPool:
@@ -33,7 +59,8 @@ class ChartPool:
         self._pool: multiprocessing.pool.Pool | None = None
         if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
             try:
-                self._pool = multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_sigint)
+                self._pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_init,
+                                                                      initargs=(os.getpid(),))
             except OSError:
                 self._pool = None
 
@@ -43,8 +70,8 @@ class ChartPool:
         The function raises whatever a job raised.
         """
         if self._pool is None:
-            return lambda: {key: fn(*args) for key, (fn, args) in jobs.items()}
-        started = {key: self._pool.apply_async(fn, args) for key, (fn, args) in jobs.items()}
+            return lambda: draw_here(jobs)
+        started = {key: self._pool.apply_async(draw_quietly, (fn, *args)) for key, (fn, args) in jobs.items()}
         return lambda: {key: result.get() for key, result in started.items()}
 
     def close(self) -> None:

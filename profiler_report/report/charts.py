@@ -103,22 +103,25 @@ def bandwidth_charts(data: pd.DataFrame, labels: list[str | None]) -> dict[str |
 
 
 def _draw_bandwidth(data: pd.DataFrame) -> str:
-    """The chart with nothing highlighted; bar ``i`` (data order) is the SVG group ``bar-i``."""
-    if data.empty or data["gbps"].isna().all():
+    """The chart with nothing highlighted; bar ``i`` (data order) is the SVG group ``bar-i``.
+    A value that is not finite draws no bar (as a missing one); all 0 draws an empty axis."""
+    gbps = data["gbps"].astype(float).map(lambda v: v if math.isfinite(v) else math.nan)
+    if data.empty or gbps.isna().all():
         return ""
     fig, ax = _bar_figure(0.32 * len(data) + 0.9)
     y = list(range(len(data)))[::-1]
-    bars = ax.barh(y, data["gbps"].fillna(0), color=bar_colors(data), hatch=None)
+    bars = ax.barh(y, gbps.fillna(0), color=bar_colors(data), hatch=None)
     for i, bar in enumerate(bars):
         bar.set_gid(f"bar-{i}")
     ax.set_yticks(y, data["label"])
-    for yi, v in zip(y, data["gbps"], strict=True):
+    for yi, v in zip(y, gbps, strict=True):
         if not math.isnan(v):
             ax.text(v, yi, f" {v:,.0f}", va="center", fontsize=8)
     source = data["source"].iloc[0] if data["source"].nunique() == 1 else "timing source per entry in the table"
     ax.set_xlabel(f"GB/s ({source}; bytes read + written)")
     ax.spines[["top", "right"]].set_visible(False)
-    ax.set_xlim(0, float(data["gbps"].max()) * 1.15)
+    top = float(gbps.max()) or 1.0  # all 0: matplotlib warns of identical limits
+    ax.set_xlim(0, top * 1.15 if math.isfinite(top * 1.15) else top)
     return _svg(fig)
 
 
@@ -197,13 +200,14 @@ def attach_charts(page: Page, drawn: dict[str, Any], counters: str = "") -> None
     """Put the results of :func:`sidecar_chart_jobs` and :func:`capture_chart_jobs` into ``page``,
     each chart's ids with a prefix of its own so that none repeats on the page; without counters
     (``counters`` names why) no stall chart is shown."""
-    page.overview_svg = scope_ids(drawn["bandwidth"][None], "overview-")
+    bandwidth = drawn.get("bandwidth") or {}  # None: its values could not be drawn (draw_quietly)
+    page.overview_svg = scope_ids(bandwidth.get(None, ""), "overview-")
     for i, section in enumerate(page.stages):
-        section.bandwidth_svg = scope_ids(drawn["bandwidth"].get(section.id, ""), f"bandwidth-{i}-")
-        section.stall_svg = "" if counters else scope_ids(drawn.get(f"stalls:{section.id}", ""), f"stalls-{i}-")
-    page.peers_svg = scope_ids(drawn.get("peers", ""), "peers-")
-    page.sweep_svg = scope_ids(drawn.get("sweep", ""), "sweep-")
-    page.shapes_svg = scope_ids(drawn.get("shapes", ""), "shapes-")
+        section.bandwidth_svg = scope_ids(bandwidth.get(section.id, ""), f"bandwidth-{i}-")
+        section.stall_svg = "" if counters else scope_ids(drawn.get(f"stalls:{section.id}") or "", f"stalls-{i}-")
+    page.peers_svg = scope_ids(drawn.get("peers") or "", "peers-")
+    page.sweep_svg = scope_ids(drawn.get("sweep") or "", "sweep-")
+    page.shapes_svg = scope_ids(drawn.get("shapes") or "", "shapes-")
 
 
 def chart_jobs(analysis: Analysis, timings: list[dict[str, Any]] | None = None,
@@ -213,9 +217,26 @@ def chart_jobs(analysis: Analysis, timings: list[dict[str, Any]] | None = None,
     return {**sidecar_chart_jobs(bench, sweep), **capture_chart_jobs(analysis, timings)}
 
 
+def draw_quietly(fn: Callable[..., Any], *args: Any) -> Any:
+    """Run one chart job without numeric warnings, and None (no chart) when its values cannot
+    be drawn: a finite but huge value (1e308 GB/s) overflows inside matplotlib's transforms,
+    which warns and may raise; the table beside the chart still shows every number."""
+    import warnings
+
+    import numpy as np
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            return fn(*args)
+        except (ValueError, OverflowError, FloatingPointError):
+            pyplot().close("all")
+            return None
+
+
 def draw_here(jobs: dict[str, ChartJob]) -> dict[str, Any]:
     """Run chart jobs in this process (0.05-0.4 s a chart; :class:`ChartPool` runs them side by side)."""
-    return {key: fn(*args) for key, (fn, args) in jobs.items()}
+    return {key: draw_quietly(fn, *args) for key, (fn, args) in jobs.items()}
 
 
 def peers_chart_data(bench: list[dict[str, Any]]) -> pd.DataFrame:

@@ -27,9 +27,14 @@ _REASON = re.compile(r"unavailable \((.+)\)")
 
 
 def unavailable_reason(prov: dict[str, Any]) -> str:
-    """'permission' or '--no-counters', from provenance's ``counters`` entry (driver.provenance)."""
-    m = _REASON.match(str(prov.get("counters", "")))
-    return m.group(1) if m else "--no-counters"
+    """'permission' or '--no-counters', from provenance's ``counters`` entry (driver.provenance);
+    'no stage was profiled' when counters were to be collected but the folder holds no capture
+    (every stage failed validation), never '--no-counters', which nobody asked for."""
+    counters = str(prov.get("counters", ""))
+    m = _REASON.match(counters)
+    if m:
+        return m.group(1)
+    return "no stage was profiled" if counters == "collected" else "--no-counters"
 
 
 def _dims(shape: tuple[int, ...]) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -11,8 +10,9 @@ import markupsafe
 
 from profiler_report.analysis import Analysis
 from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
-from profiler_report.report.page import Page, _records
-from profiler_report.util.fsio import atomic_write_many
+from profiler_report.report.page import Page
+from profiler_report.util.fsio import atomic_write_many, ensure_dir
+from profiler_report.util.jsonable import dumps, records
 from profiler_report.util.resources import resource_dir
 
 
@@ -39,23 +39,26 @@ def inline_code(text: str) -> markupsafe.Markup:
 
 def write_outputs(folder: Path, page: Page, analysis: Analysis) -> list[Path]:
     """Write index.html, summary.csv and summary.json into ``folder`` together (all temporary files
-    first, then the renames); return their paths.
+    first, then the renames); return their paths. A symlink in ``folder`` with one of those names
+    is replaced by the file; its target is never written.
 
     Raises:
+        InputError: ``folder`` is a dangling symlink or a file (:func:`~profiler_report.util.fsio.ensure_dir`).
         OSError: the folder cannot be written.
     """
+    ensure_dir(folder)
     html = render_html(page)
     files: dict[Path, str] = {
         folder / "index.html": html,
         folder / "summary.csv": analysis.summary.to_csv(index=False),
-        folder / "summary.json": json.dumps({
+        folder / "summary.json": dumps({
             "columns": {c.name: {"unit": c.unit, "source": c.source} for c in (*HEADLINE, *TIMING_COLUMNS)},
-            "stages": _records(analysis.summary),
-            "expectations": _records(analysis.expectations),
-            "deltas": _records(analysis.deltas),
-        }, indent=2, default=str) + "\n",
+            "stages": records(analysis.summary),
+            "expectations": records(analysis.expectations),
+            "deltas": records(analysis.deltas),
+        }) + "\n",
     }
-    atomic_write_many(files)
+    atomic_write_many(files, follow_links=False)  # a link inside the folder is replaced, never its target
     return list(files)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +22,7 @@ from profiler_report.report.cells import CellRules, cell
 from profiler_report.report.charts import attach_charts
 from profiler_report.report.tables import bench_rows, pct_label, shape_table, shape_verdicts, sweep_table
 from profiler_report.util.fmt import fmt
+from profiler_report.util.jsonable import records
 
 #: Per-instruction shared-memory ratios: "n/a" (not "not measured") for a kernel without such accesses.
 _NO_SHARED = {"shared_wavefronts_per_load": "shared_load_instructions",
@@ -138,8 +138,7 @@ def _metric_rows(prev: pd.Series | None, row: pd.Series, rules: CellRules, case:
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-            for r in frame.to_dict("records")]
+    return records(frame)
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""Writes that leave nothing half-written: a temporary name beside the file, then a rename; a
+report folder built as ``<dest>.partial`` and renamed into place when complete."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from profiler_report.errors import InputError
 from profiler_report.util.timer import log
 
 
@@ -47,18 +49,20 @@ def atomic_dir(dest: Path, keep_partial: bool = True) -> Iterator[Path]:
 Data = str | bytes
 
 
-def _target(path: Path) -> Path:
-    """Where to write: a symlink's target (renaming over the link would replace the link)."""
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
+def _target(path: Path, follow_links: bool) -> Path:
+    """Where to write: a symlink's target when following links (renaming over the link would
+    replace the link), else the path itself (the rename replaces the link, never its target)."""
+    return Path(os.path.realpath(path)) if follow_links and path.is_symlink() else path
 
 
-def _is_special(path: Path) -> bool:
-    """An existing path that is not a regular file: a device or a FIFO (/dev/stdout, /dev/null)."""
+def _is_special(path: Path, follow_links: bool = True) -> bool:
+    """An existing path that is not a regular file: a device or a FIFO (/dev/stdout, /dev/null).
+    Without ``follow_links`` a symlink is itself the path (never special)."""
     try:
-        mode = os.stat(path).st_mode
+        mode = (os.stat if follow_links else os.lstat)(path).st_mode
     except OSError:
         return False
-    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode) and not stat.S_ISLNK(mode)
 
 
 def _bytes(data: Data) -> bytes:
@@ -68,8 +72,8 @@ def _bytes(data: Data) -> bytes:
 def atomic_write(path: str | Path, data: Data) -> None:
     """Write ``data`` to ``.<name>.tmp`` beside ``path``, then rename it over ``path``.
 
-    A symlink is followed (its target is replaced, the link kept); a device or FIFO is written
-    directly, since a rename would replace the device node itself.
+    A symlink is followed (its target is replaced, the link kept: the caller named this file);
+    a device or FIFO is written directly, since a rename would replace the device node itself.
 
     Raises:
         OSError: the folder cannot be written (the CLI reports it on one line, exit 2).
@@ -77,22 +81,41 @@ def atomic_write(path: str | Path, data: Data) -> None:
     atomic_write_many({Path(path): data})
 
 
-def atomic_write_many(files: dict[Path, Data]) -> None:
+def ensure_dir(folder: Path) -> None:
+    """Create the output folder ``folder`` (and its parents) unless it exists.
+
+    Raises:
+        InputError: ``folder`` is a symlink to a folder that does not exist (``mkdir`` would say
+            only "File exists"), or a file.
+    """
+    if folder.is_symlink() and not folder.exists():
+        raise InputError(f"output folder {folder} is a symlink to {os.readlink(folder)}, which does not exist",
+                         "create that folder, or choose another output folder (--out)")
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"output folder {folder} is a file, not a folder", "choose another output folder (--out)")
+    folder.mkdir(parents=True, exist_ok=True)
+
+
+def atomic_write_many(files: dict[Path, Data], follow_links: bool = True) -> None:
     """Write several files as close to all-or-nothing as renames allow: every temporary file is
     written first, then all are renamed in quick succession; on a failure before the renames the
     temporary files are removed and every destination is left as it was.
+
+    ``follow_links`` False (files written into a folder, such as ``render --out DIR``): a
+    symlink among ``files`` is replaced by the new file; what it pointed to, possibly outside the
+    folder, is never written.
 
     Raises:
         OSError: a folder cannot be written.
     """
     for path in files:
-        if Path(path).is_dir():  # os.replace would fail half-way through the renames
-            raise IsADirectoryError(21, "Is a directory", str(path))
+        if Path(path).is_dir() and not (not follow_links and Path(path).is_symlink()):
+            raise IsADirectoryError(21, "Is a directory", str(path))  # os.replace would fail half-way
     staged: list[tuple[Path, Path]] = []
     try:
         for path, data in files.items():
-            dest = _target(Path(path))
-            if _is_special(dest):
+            dest = _target(Path(path), follow_links)
+            if _is_special(dest, follow_links):
                 with open(dest, "wb") as fh:  # a device or FIFO: nothing to replace
                     fh.write(_bytes(data))
                 continue
