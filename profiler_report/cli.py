@@ -275,13 +275,20 @@ def _warn_not_comparable(old: Path, new: Path, diffs: list[str]) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON instead of a table.")
 @click.option("--strict", is_flag=True, help="Exit 2 when CAPTURE and --baseline are not comparable.")
 @click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX", help="As for render.")
+@click.option("--case", "case_name", default=None,
+              help="Gate on the case's own thresholds (kernels/<case>/thresholds.toml) unless --thresholds is given.")
 def check(capture: Path, thresholds_path: Path | None, baseline: Path | None, missing: str, junit: Path | None,
-          as_json: bool, strict: bool, stage_opts: tuple[str, ...]) -> None:
+          as_json: bool, strict: bool, stage_opts: tuple[str, ...], case_name: str | None) -> None:
     """Gate CAPTURE on a thresholds file: exit 0 all rules pass, 1 any fails, 2 bad input."""
     from profiler_report import gate
     from profiler_report.analysis.compare import require_comparable, run_identity
     from profiler_report.analysis.run import load_run
+    from profiler_report.cases import get_case
 
+    if thresholds_path is None and case_name is not None:
+        thresholds_path = get_case(case_name).thresholds()
+        if thresholds_path is None:
+            raise InputError(f"case {case_name} has no thresholds.toml", "pass --thresholds FILE")
     thresholds = gate.load_thresholds(thresholds_path)
     labels = parse_stage_labels(stage_opts) or None
     run = load_run(capture, labels)

@@ -388,8 +388,10 @@ NCU_METRICS: tuple[NcuMetric, ...] = (
     NcuMetric("smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio", "--section WarpStateStats"),
     NcuMetric("smsp__inst_executed.sum", "--section InstructionStats"),
     NcuMetric("smsp__thread_inst_executed_per_inst_executed.ratio", "--section InstructionStats"),
-    NcuMetric("smsp__sass_average_branch_targets_threads_uniform.pct", "--section SourceCounters (--set full)"),
-    NcuMetric("dram__bytes_read.sum.pct_of_peak_sustained_elapsed", "--section MemoryWorkloadAnalysis (--set full)"),
+    NcuMetric("smsp__sass_average_branch_targets_threads_uniform.pct", "--section SourceCounters (--set full)",
+              unit="%"),
+    NcuMetric("dram__bytes_read.sum.pct_of_peak_sustained_elapsed", "--section MemoryWorkloadAnalysis (--set full)",
+              unit="%"),
 )
 NCU_BY_NAME = {m.name: m for m in NCU_METRICS}
 #: ncu metric -> the ncu option that collects it.
