@@ -1,10 +1,12 @@
 # profiler-report: the two commands that do all set-up on a fresh machine.
 #   make report   live run on a GPU with Nsight Compute; elsewhere renders the recorded H200 capture
+#                 (CASE=reduction or CASE=path/to/case-folder picks the case; default: the transpose)
 #   make test     installs what the tests need into .venv and runs the suite (CI runs this)
 PYTHON ?= python3
 VENV   ?= .venv
 OUT    ?=
 ARGS   ?=
+CASE   ?=
 
 .PHONY: report test check lint bench venv clean
 
@@ -17,7 +19,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 report:
-	@OUT="$(OUT)" ARGS="$(ARGS)" PYTHON="$(PYTHON)" VENV="$(VENV)" bash scripts/make_report.sh
+	@OUT="$(OUT)" ARGS="$(ARGS)" CASE="$(CASE)" PYTHON="$(PYTHON)" VENV="$(VENV)" bash scripts/make_report.sh
 
 test: venv
 	$(VENV)/bin/python -m ruff check profiler_report tests scripts

@@ -20,6 +20,7 @@ import click
 
 from . import __version__
 from .errors import InputError, ProfilerReportError, exit_codes_help
+from .util.dtypes import ALL_DTYPES
 
 if TYPE_CHECKING:
     from profiler_report.capture.readahead import PendingRead
@@ -84,12 +85,14 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 
 @main.command(epilog=EXIT_CODES)
-@click.option("--case", "case_name", default="transpose", show_default=True, help="The case study (kernel ladder).")
+@click.option("--case", "case_name", default="transpose", show_default=True,
+              help="The case study: a built-in name, or the path of a case folder (`new-case DIR` makes one).")
 @click.option("--rows", type=int, default=None, help="transpose: rows of the input matrix (default 8192).")
 @click.option("--cols", type=int, default=None, help="transpose: columns of the input matrix (default 8192).")
 @click.option("--size", "size_opts", multiple=True, metavar="DIM=N",
               help="A dimension of the case's size (any case), e.g. --size rows=4096. Repeatable.")
-@click.option("--dtype", default="float32", show_default=True, type=click.Choice(["float16", "float32", "float64"]))
+@click.option("--dtype", default=None, type=click.Choice(list(ALL_DTYPES)),
+              help="Element type (default: float32, or the first dtype the case runs in).")
 @click.option("--profile-rows", type=int, default=None, help="transpose: rows under ncu (default: --rows).")
 @click.option("--profile-cols", type=int, default=None, help="transpose: columns under ncu (default: --cols).")
 @click.option("--profile-size", "profile_opts", multiple=True, metavar="DIM=N",
@@ -102,14 +105,15 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--ncu-timeout", default=600.0, show_default=True, help="Seconds before ncu is stopped.")
 @click.option("--no-counters", is_flag=True, help="Skip ncu: validate and event-time only.")
 @click.option("--peers/--no-peers", default=True, show_default=True,
-              help="Also time cupy, cuBLAS, torch, Triton and JAX transposes at the same size (bench.json).")
+              help="Also time the case's peer libraries at the same size (bench.json; the transpose: cupy, "
+                   "cuBLAS, torch, Triton, JAX). A case without peers skips them.")
 @click.option("--sweep", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Include a `profiler-report bench` JSON (size/dtype sweep) in the report.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Report folder (default: reports/<gpu>-<yyyymmdd>).")
 @click.pass_context
 def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, size_opts: tuple[str, ...],
-        dtype: str, profile_rows: int | None, profile_cols: int | None, profile_opts: tuple[str, ...],
+        dtype: str | None, profile_rows: int | None, profile_cols: int | None, profile_opts: tuple[str, ...],
         repeats: int, stages: str, clock_control: str, ncu_path: str | None, ncu_timeout: float,
         no_counters: bool, peers: bool, sweep: Path | None, out: Path | None) -> None:
     """Validate, time and profile every stage of a case on this GPU, then render the report."""
@@ -121,22 +125,25 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
     from profiler_report.util.timer import StepTimer, log
 
     case = get_case(case_name)
+    dtype = case.check_dtype(dtype or case.default_dtype)
     size = case.size({**parse_dims(size_opts), **_given(rows=rows, cols=cols)})
     psize = case.size({**size, **parse_dims(profile_opts), **_given(rows=profile_rows, cols=profile_cols)})
-    cfg = RunConfig(case=case.name, size=size, profile_size=psize, dtype=dtype, repeats=repeats,
+    cfg = RunConfig(case=case.ref, size=size, profile_size=psize, dtype=dtype, repeats=repeats,
                     clock_control=clock_control, ncu=ncu_path, ncu_timeout_s=ncu_timeout,
                     counters=not no_counters, stages=[s for s in stages.split(",") if s])
     if out is None:
-        out = Path("reports") / f"{gpu_slug(device_info()['gpu'])}-{dt.date.today():%Y%m%d}"
+        named = "" if case.name == "transpose" else f"{case.name}-"  # a user's case: its own folder
+        out = Path("reports") / f"{gpu_slug(device_info()['gpu'])}-{named}{dt.date.today():%Y%m%d}"
     timer = StepTimer()
 
     def render(folder: Path) -> None:
         if (folder / "profile.ncu-rep").is_file():
-            render_capture(folder / "profile.ncu-rep", folder, live=True, capture_label=str(out / "profile.ncu-rep"))
+            render_capture(folder / "profile.ncu-rep", folder, live=True, capture_label=str(out / "profile.ncu-rep"),
+                           case=case)
         else:
             from profiler_report.report.build import render_timings_only
 
-            render_timings_only(folder)
+            render_timings_only(folder, case=case)
 
     try:
         live_run(cfg, out, render=render, timer=timer, peers=peers, sweep=sweep)
@@ -335,6 +342,20 @@ def diff(old: Path, new: Path, tolerance: float, show_all: bool, fmt: str, stric
         click.echo(diff_table(frame, flagged_only=not show_all))
     click.echo(f"diff: {len(flagged)} of {len(frame)} compared values flagged beyond {tolerance:.0%}"
                + ("" if show_all else " (--all lists every one)"))
+
+
+@main.command("new-case", epilog=EXIT_CODES)
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("--name", default=None, help="The case's name (default: the folder's name); NVTX ranges carry it.")
+def new_case_cmd(folder: Path, name: str | None) -> None:
+    """Write a working case folder: kernels.cu (stages between markers), stages.toml (one expected
+    effect per stage), case.py (buffers, reference, comparison, work model). Edit it into your own
+    ladder, then `profiler-report run --case FOLDER`."""
+    from profiler_report.cases.scaffold import new_case
+
+    for f in new_case(folder, name):
+        click.echo(f"wrote {f}")
+    click.echo(f"next: profiler-report run --case {folder}   (on a GPU machine with Nsight Compute)")
 
 
 @main.command(epilog=EXIT_CODES)

@@ -29,7 +29,7 @@ COMPARABLE_KEYS = ("gpu", "sm_count", "driver", "ncu_version", "clock_control", 
 
 
 _CXX_DTYPES = {"float": "float32", "double": "float64", "unsigned short": "float16", "__half": "float16",
-               "half": "float16"}
+               "half": "float16", "unsigned char": "uint8", "int": "int32", "unsigned int": "uint32"}
 
 
 _VERSION = re.compile(r"\d{4}\.\d+(?:\.\d+)?")

@@ -61,7 +61,7 @@ _TIMING_KEYS = ("name", "median_us", "p10_us", "p90_us", "gbps")
 
 
 def load_run(path: Path, labels: list[tuple[str, str]] | None = None, *, pending: PendingRead | None = None,
-             sidecars: Sidecars | None = None) -> Run:
+             sidecars: Sidecars | None = None, case: Case | None = None) -> Run:
     """Read, label and analyze a capture plus the sidecar files beside it: the one loader every
     command uses (each capture is read once).
 
@@ -72,6 +72,8 @@ def load_run(path: Path, labels: list[tuple[str, str]] | None = None, *, pending
             launches by kernel name.
         pending: a read of ``path`` already started (:func:`~profiler_report.capture.readahead.start_read`).
         sidecars: the sidecar files, when already read.
+        case: the case that made the capture (``--case DIR`` for a user's case folder); None
+            finds it from the capture's NVTX ranges and provenance.json.
 
     Raises:
         ReportUnreadableError: the capture cannot be read.
@@ -86,6 +88,6 @@ def load_run(path: Path, labels: list[tuple[str, str]] | None = None, *, pending
                                                     for t in timings):
             raise InputError(f"{path.parent / 'timings.json'}: 'timings' must list entries with "
                              + ", ".join(_TIMING_KEYS), "regenerate it with `profiler-report run`")
-    case = None if labels else own_case(capture)
+    case = None if labels else own_case(capture, side.provenance, case)
     analysis = analyze(capture, case.manifest if case else None, labels, timings)
     return Run(path, capture, analysis, side, case)

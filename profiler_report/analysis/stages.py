@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from profiler_report.capture.model import Capture
-from profiler_report.cases import get_case
+from profiler_report.cases import REGISTRY, get_case
 from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import Manifest
 from profiler_report.cases.ranges import own_range
@@ -60,15 +61,37 @@ def _label(row: Any, compiled: list[tuple[str, re.Pattern[str]]]) -> str | None:
     return own[1] if own else row.kernel
 
 
-def own_case(capture: Capture) -> Case | None:
+def own_case(capture: Capture, provenance: dict[str, Any] | None = None, case: Case | None = None) -> Case | None:
     """The case that made ``capture``: every launch sits in a ``pr_<case>.<stage>`` range (or a
-    legacy ``pr_<stage>`` one, a transpose) of one registered case; else None (a foreign capture).
+    legacy ``pr_<stage>`` one, a transpose) of one case; else None (a foreign capture).
+
+    A built-in case is found by its name; a user's case is ``case`` (``--case DIR``) or the folder
+    provenance.json names (``case_dir``, relative to the working directory or absolute).
 
     Raises:
-        InputError: the ranges name a case this installation does not have.
+        InputError: ``case`` is not the case the ranges name; or the ranges name a case that is
+            not built in and whose folder is neither given nor recorded.
     """
     found = {own_range(str(r or "")) for r in capture.launches()["nvtx_range"]}
     cases = {f[0] for f in found if f is not None}
     if None in found or len(cases) != 1:
+        if case is not None:
+            raise InputError(f"{capture.path} was not made by `profiler-report run` (its launches are not in "
+                             "pr_<case>.<stage> NVTX ranges), so --case cannot name its stages",
+                             "drop --case; name the stages with --stage LABEL=REGEX and judge expected effects "
+                             "with --expect stages.toml")
         return None
-    return get_case(cases.pop())
+    name = cases.pop()
+    if case is not None:
+        if case.name != name:
+            raise InputError(f"{capture.path} was made by case {name!r}, not {case.name!r} (--case {case.ref})",
+                             f"pass the folder of case {name!r}, or drop --case")
+        return case
+    if name in REGISTRY:
+        return get_case(name)
+    recorded = str((provenance or {}).get("case_dir") or "")
+    if recorded and (provenance or {}).get("case") == name and Path(recorded).expanduser().is_dir():
+        return get_case(recorded)
+    where = f" (provenance.json names {recorded}, which is not a folder here)" if recorded else ""
+    raise InputError(f"{capture.path} was made by case {name!r}, which is not built in{where}",
+                     f"pass the case folder: --case path/to/{name}")

@@ -33,7 +33,8 @@ def _load_json(path: Path) -> Any:
 _ENTRY_KEYS: dict[str, dict[str, tuple[type, ...]]] = {
     "timings.json": {"name": (str,), "median_us": (int, float), "p10_us": (int, float), "p90_us": (int, float),
                      "gbps": (int, float)},
-    "validation.json": {"stage": (str,), "correct": (bool,), "rows": (int,), "cols": (int,), "dtype": (str,)},
+    # The size's keys are the case's dimensions (rows and cols for the transpose, n for another).
+    "validation.json": {"stage": (str,), "correct": (bool,), "dtype": (str,)},
     "bench.json": {"name": (str,), "kind": (str,), "rows": (int,), "cols": (int,), "dtype": (str,)},
     "sweep.json": {"name": (str,), "kind": (str,), "rows": (int,), "cols": (int,), "dtype": (str,)},
 }
