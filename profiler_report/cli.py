@@ -23,7 +23,7 @@ from .errors import InputError, ProfilerReportError, exit_codes_help
 from .util.dtypes import ALL_DTYPES
 
 if TYPE_CHECKING:
-    from profiler_report.capture.readahead import PendingRead
+    pass
 
 #: The ``Exit codes:`` epilog of every command's ``--help``, from :data:`errors.EXIT_CODE_TABLE`.
 EXIT_CODES = exit_codes_help()
@@ -32,7 +32,7 @@ EXIT_CODES = exit_codes_help()
 CHART_WORKERS = 8
 
 
-def parse_stage_labels(values: tuple[str, ...]) -> list[tuple[str, str]]:
+def parse_stage_labels(values: tuple[str, ...], option: str = "--stage") -> list[tuple[str, str]]:
     """``LABEL=REGEX`` options -> [(label, regex)].
 
     Raises:
@@ -42,7 +42,7 @@ def parse_stage_labels(values: tuple[str, ...]) -> list[tuple[str, str]]:
     for v in values:
         label, sep, pattern = v.partition("=")
         if not sep or not label.strip() or not pattern:
-            raise InputError(f"--stage {v!r} is not LABEL=REGEX", "e.g. --stage naive=transpose_naive")
+            raise InputError(f"{option} {v!r} is not LABEL=REGEX", f"e.g. {option} naive=transpose_naive")
         out.append((label.strip(), pattern))
     return out
 
@@ -153,36 +153,73 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
     click.echo(f"report: {out / 'index.html'}")
 
 
+def _ladder_options(fn: Any) -> Any:
+    """``--stage``, ``--ceiling`` and ``--case``: how a capture's launches become a ladder."""
+    for opt in reversed((
+        click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX",
+                     help="Name a stage: launches whose kernel name or NVTX range matches REGEX. Repeatable; "
+                          "without it every launch is a stage, in launch order (one capture per file: the "
+                          "file's name). An option that matches nothing is an error."),
+        click.option("--ceiling", "ceiling_opts", multiple=True, metavar="LABEL=REGEX",
+                     help="Mark reference launches (a copy) as a ceiling: drawn as one, never a stage nor the "
+                          "baseline. Repeatable."),
+        click.option("--case", "case_ref", default=None,
+                     help="The case that made the capture: a case folder (or built-in name); default: from "
+                          "its NVTX ranges and provenance.json."),
+    )):
+        fn = opt(fn)
+    return fn
+
+
+def _ladder(stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...], case_ref: str | None) -> dict[str, Any]:
+    """load_run's keyword arguments for the ladder options."""
+    from profiler_report.cases import get_case
+
+    return {"labels": parse_stage_labels(stage_opts) or None,
+            "ceilings": parse_stage_labels(ceiling_opts, "--ceiling") or None,
+            "case": get_case(case_ref) if case_ref else None}
+
+
+def _one_or_many(paths: tuple[Path, ...]) -> Path | list[Path]:
+    return paths[0] if len(paths) == 1 else list(paths)
+
+
 @main.command(epilog=EXIT_CODES)
-@click.option("--from", "capture", required=True, type=click.Path(path_type=Path),
-              help="A .ncu-rep (any capture, not only ours) or a raw-page CSV export.")
+@click.option("--from", "captures", required=True, multiple=True, type=click.Path(path_type=Path),
+              help="A .ncu-rep (any capture, not only ours) or a raw-page CSV export. Repeat it for a ladder "
+                   "kept as one capture per version: stages in the order given.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Output folder (default: <capture folder>/rendered).")
-@click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX",
-              help="Name a stage: launches whose kernel name or NVTX range matches REGEX. Repeatable; "
-                   "without it every launch is a stage, in launch order.")
+              help="Output folder (default: <first capture's folder>/rendered).")
+@_ladder_options
+@click.option("--expect", type=click.Path(path_type=Path), default=None,
+              help="A stages.toml-format file of expected effects ([[stage]] id = LABEL, expect = [...]) to "
+                   "judge on the labelled stages of a capture made elsewhere.")
 @click.option("--baseline", type=click.Path(path_type=Path), default=None,
               help="An earlier capture: add a per-stage comparison with it to the report.")
-def render(capture: Path, out: Path | None, stage_opts: tuple[str, ...], baseline: Path | None) -> None:
-    """Render the staged HTML report from an existing capture (no GPU needed)."""
+@click.option("--strict", is_flag=True, help="Exit 2 when the capture and --baseline are not comparable.")
+def render(captures: tuple[Path, ...], out: Path | None, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
+           case_ref: str | None, expect: Path | None, baseline: Path | None, strict: bool) -> None:
+    """Render the staged HTML report from existing captures (no GPU needed)."""
     from profiler_report.capture.readahead import start_read
 
-    labels = parse_stage_labels(stage_opts)
-    out = out or capture.parent / "rendered"
+    ladder = _ladder(stage_opts, ceiling_opts, case_ref)
+    out = out or captures[0].parent / "rendered"
     # ncu_report reads in child processes while this one imports pandas, matplotlib and jinja2.
-    pending = start_read(capture)
+    pending = [start_read(c) for c in captures]
     try:
-        files = _render_pending(capture, out, labels, baseline, pending)
+        files = _render_pending(_one_or_many(captures), out, ladder, expect, baseline, strict,
+                                pending[0] if len(pending) == 1 else pending)
     finally:
-        if pending is not None:
-            pending.close()
+        for p in pending:
+            if p is not None:
+                p.close()
     for f in files:
         click.echo(f"wrote {f}")
 
 
-def _render_pending(capture: Path, out: Path, labels: list[tuple[str, str]], baseline: Path | None,
-                    pending: PendingRead | None) -> list[Path]:
-    """``render``'s work once the read of ``capture`` is started; logs where the time went."""
+def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any], expect: Path | None,
+                    baseline: Path | None, strict: bool, pending: Any) -> list[Path]:
+    """``render``'s work once the reads are started; logs where the time went."""
     from profiler_report.capture.readahead import usable_cpus
     from profiler_report.util.timer import StepTimer, log
 
@@ -196,8 +233,8 @@ def _render_pending(capture: Path, out: Path, labels: list[tuple[str, str]], bas
         # above all (~0.25 s on 2 CPUs), and the forked chart workers copying the pages it touches.
         gc.freeze()
     workers = min(usable_cpus(), CHART_WORKERS)
-    _, files, diffs = render_capture(capture, out, labels=labels or None, baseline=baseline, pending=pending,
-                                     timer=timer, chart_workers=workers)
+    _, files, diffs = render_capture(capture, out, baseline=baseline, strict=strict, pending=pending, timer=timer,
+                                     chart_workers=workers, expect=expect, **ladder)
     if baseline is not None:
         _warn_not_comparable(baseline, capture, diffs)
     log(timer.table())
@@ -205,18 +242,20 @@ def _render_pending(capture: Path, out: Path, labels: list[tuple[str, str]], bas
 
 
 @main.command(epilog=EXIT_CODES)
-@click.argument("capture", type=click.Path(path_type=Path))
+@click.argument("captures", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", default="csv", show_default=True, type=click.Choice(["csv", "json"]))
-@click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX", help="As for render.")
-def summary(capture: Path, fmt: str, stage_opts: tuple[str, ...]) -> None:
-    """Print the per-stage headline table of CAPTURE (.ncu-rep or raw-page .csv), one row per stage.
+@_ladder_options
+def summary(captures: tuple[Path, ...], fmt: str, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
+            case_ref: str | None) -> None:
+    """Print the per-stage headline table of CAPTURES (.ncu-rep or raw-page .csv), one row per stage;
+    several captures are one ladder, in the order given.
 
     Event-timing columns (event_median_us, event_gbps, pct_of_memcpy, ...) are added when a
     timings.json from a live run sits beside the capture.
     """
     from profiler_report.analysis.run import load_run
 
-    table = load_run(capture, parse_stage_labels(stage_opts) or None).summary
+    table = load_run(_one_or_many(captures), **_ladder(stage_opts, ceiling_opts, case_ref)).summary
     if fmt == "csv":
         click.echo(table.to_csv(index=False), nl=False)
     else:
@@ -260,13 +299,14 @@ def bench(out: Path, quick: bool, repeats: int, case_name: str) -> None:
     click.echo(f"wrote {out}")
 
 
-def _warn_not_comparable(old: Path, new: Path, diffs: list[str]) -> None:
+def _warn_not_comparable(old: Path | list[Path], new: Path | list[Path], diffs: list[str]) -> None:
     if diffs:
-        click.echo(f"warning: {old} and {new} are not comparable: {'; '.join(diffs)} (--strict refuses)", err=True)
+        click.echo(f"warning: {_names(old)} and {_names(new)} are not comparable: {'; '.join(diffs)} "
+                   "(--strict refuses)", err=True)
 
 
 @main.command(epilog=EXIT_CODES)
-@click.argument("capture", type=click.Path(path_type=Path))
+@click.argument("captures", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--thresholds", "thresholds_path", type=click.Path(path_type=Path), default=None,
               help="Thresholds file (default: ./thresholds.toml).")
 @click.option("--baseline", type=click.Path(path_type=Path), default=None,
@@ -276,25 +316,28 @@ def _warn_not_comparable(old: Path, new: Path, diffs: list[str]) -> None:
 @click.option("--junit", type=click.Path(path_type=Path), default=None,
               help="Also write JUnit XML here (one test case per rule and stage).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON instead of a table.")
-@click.option("--strict", is_flag=True, help="Exit 2 when CAPTURE and --baseline are not comparable.")
-@click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX", help="As for render.")
-def check(capture: Path, thresholds_path: Path | None, baseline: Path | None, missing: str, junit: Path | None,
-          as_json: bool, strict: bool, stage_opts: tuple[str, ...]) -> None:
-    """Gate CAPTURE on a thresholds file: exit 0 all rules pass, 1 any fails, 2 bad input."""
+@click.option("--strict", is_flag=True, help="Exit 2 when CAPTURES and --baseline are not comparable.")
+@_ladder_options
+def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Path | None, missing: str,
+          junit: Path | None, as_json: bool, strict: bool, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
+          case_ref: str | None) -> None:
+    """Gate CAPTURES (one ladder) on a thresholds file: exit 0 all rules pass, 1 any fails, 2 bad input."""
     from profiler_report import gate
     from profiler_report.analysis.compare import require_comparable, run_identity
     from profiler_report.analysis.run import load_run
 
     thresholds = gate.load_thresholds(thresholds_path)
-    labels = parse_stage_labels(stage_opts) or None
-    run = load_run(capture, labels)
-    base = load_run(baseline, labels) if baseline is not None else None
+    ladder = _ladder(stage_opts, ceiling_opts, case_ref)
+    capture = _one_or_many(captures)
+    run = load_run(capture, **ladder)
+    base = load_run(baseline, **ladder) if baseline is not None else None
     diffs = require_comparable(base, run, strict) if base is not None else []
     if base is not None:
         _warn_not_comparable(baseline, capture, diffs)
     results = gate.check_run(thresholds, run, base)
     code = gate.exit_code(results, missing)
-    meta = {"capture": str(capture), "thresholds": thresholds.path, "baseline": str(baseline) if baseline else None}
+    meta = {"capture": " ".join(str(c) for c in captures), "thresholds": thresholds.path,
+            "baseline": str(baseline) if baseline else None}
     if junit is not None:
         gate.write_junit(junit, results, missing, {k: str(v) for k, v in meta.items() if v})
     if as_json:
@@ -309,24 +352,35 @@ def check(capture: Path, thresholds_path: Path | None, baseline: Path | None, mi
 
 
 @main.command(epilog=EXIT_CODES)
-@click.argument("old", type=click.Path(path_type=Path))
-@click.argument("new", type=click.Path(path_type=Path))
+@click.argument("captures", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--old", "old_opts", multiple=True, type=click.Path(path_type=Path),
+              help="A capture of the old ladder (repeat it for one capture per version), instead of OLD.")
+@click.option("--new", "new_opts", multiple=True, type=click.Path(path_type=Path),
+              help="A capture of the new ladder (repeatable), instead of NEW.")
 @click.option("--tolerance", default=0.05, show_default=True, type=click.FloatRange(min=0, max=1e6),
               help="Relative change beyond which a count or ratio is flagged.")
 @click.option("--all", "show_all", is_flag=True, help="List every compared metric, not only flagged ones.")
 @click.option("--format", "fmt", default="text", show_default=True, type=click.Choice(["text", "csv", "json"]))
 @click.option("--strict", is_flag=True, help="Exit 2 when OLD and NEW are not comparable.")
-@click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX", help="As for render.")
-def diff(old: Path, new: Path, tolerance: float, show_all: bool, fmt: str, strict: bool,
-         stage_opts: tuple[str, ...]) -> None:
-    """Per stage, each headline metric of OLD and NEW, the change, and a flag beyond --tolerance."""
+@_ladder_options
+def diff(captures: tuple[Path, ...], old_opts: tuple[Path, ...], new_opts: tuple[Path, ...], tolerance: float,
+         show_all: bool, fmt: str, strict: bool, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
+         case_ref: str | None) -> None:
+    """OLD NEW (or --old ... --new ...): per stage, each headline metric of both, the change, and a
+    flag beyond --tolerance. Launch grids, blocks and work sizes that differ are a warning."""
     if tolerance != tolerance:  # NaN passes every range check
         raise InputError("--tolerance must be a number, not nan", "e.g. --tolerance 0.05")
+    if captures and (old_opts or new_opts) or not captures and not (old_opts and new_opts) \
+            or captures and len(captures) != 2:
+        raise InputError("diff takes OLD NEW, or --old CAPTURE... --new CAPTURE...",
+                         "e.g. profiler-report diff old.ncu-rep new.ncu-rep")
     from profiler_report.analysis.compare import diff_summaries, diff_table, require_comparable
     from profiler_report.analysis.run import load_run
 
-    labels = parse_stage_labels(stage_opts) or None
-    a, b = load_run(old, labels), load_run(new, labels)
+    ladder = _ladder(stage_opts, ceiling_opts, case_ref)
+    old = _one_or_many(old_opts) if old_opts else captures[0]
+    new = _one_or_many(new_opts) if new_opts else captures[1]
+    a, b = load_run(old, **ladder), load_run(new, **ladder)
     diffs = require_comparable(a, b, strict)
     _warn_not_comparable(old, new, diffs)
     frame = diff_summaries(a.summary, b.summary, tolerance)
@@ -334,14 +388,19 @@ def diff(old: Path, new: Path, tolerance: float, show_all: bool, fmt: str, stric
         click.echo(frame.to_csv(index=False), nl=False)
         return
     if fmt == "json":
-        click.echo(json.dumps({"old": str(old), "new": str(new), "tolerance": tolerance, "not_comparable": diffs,
-                               "rows": json.loads(frame.to_json(orient="records"))}, indent=2))
+        click.echo(json.dumps({"old": _names(old), "new": _names(new), "tolerance": tolerance,
+                               "not_comparable": diffs, "rows": json.loads(frame.to_json(orient="records"))},
+                              indent=2))
         return
     flagged = frame[frame["flagged"]]
     if show_all or len(flagged):
         click.echo(diff_table(frame, flagged_only=not show_all))
     click.echo(f"diff: {len(flagged)} of {len(frame)} compared values flagged beyond {tolerance:.0%}"
                + ("" if show_all else " (--all lists every one)"))
+
+
+def _names(path: Path | list[Path]) -> str:
+    return " ".join(str(p) for p in path) if isinstance(path, list) else str(path)
 
 
 @main.command("new-case", epilog=EXIT_CODES)

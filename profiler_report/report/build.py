@@ -49,11 +49,12 @@ def _write(inp: PageInputs, out: Path, pool: ChartPool, early: Any, timer: StepT
         return write_outputs(out, page, inp.analysis)
 
 
-def render_capture(capture_path: Path, out: Path, *, labels: list[tuple[str, str]] | None = None,
+def render_capture(capture_path: Path | list[Path], out: Path, *, labels: list[tuple[str, str]] | None = None,
                    live: bool = False, capture_label: str | None = None, baseline: Path | None = None,
                    tolerance: float = 0.05, strict: bool = False, pending: PendingRead | None = None,
                    timer: StepTimer | None = None, chart_workers: int = 1,
-                   case: Case | None = None) -> tuple[Analysis, list[Path], list[str]]:
+                   case: Case | None = None, ceilings: list[tuple[str, str]] | None = None,
+                   expect: Path | None = None) -> tuple[Analysis, list[Path], list[str]]:
     """Read, analyze and render one capture into ``out`` (index.html, summary.csv, summary.json).
 
     ``capture_label`` is the path the report names for the capture (a live run renders inside
@@ -63,7 +64,9 @@ def render_capture(capture_path: Path, out: Path, *, labels: list[tuple[str, str
     (:func:`profiler_report.capture.readahead.start_read`). ``chart_workers`` > 1 draws the charts
     in that many forked processes. ``timer`` records read, analyze, page (including the wait for
     the charts) and write. ``case``: the case that made both captures (``--case DIR``; None finds
-    it from the capture, see :func:`~profiler_report.analysis.stages.own_case`).
+    it from the capture, see :func:`~profiler_report.analysis.stages.own_case`). A list of captures
+    is one ladder; ``ceilings`` and ``expect`` are ``--ceiling`` and ``--expect`` (see
+    :func:`~profiler_report.analysis.run.load_run`).
 
     Returns:
         (the analysis, the files written, what makes the two runs not comparable: [] without a
@@ -76,14 +79,16 @@ def render_capture(capture_path: Path, out: Path, *, labels: list[tuple[str, str
     """
     timer = timer or StepTimer(progress=False)
     with ChartPool(chart_workers) as pool:  # forked now: the workers start while ncu_report reads
-        side = read_sidecars(Path(capture_path).parent)
+        many = isinstance(capture_path, list | tuple) and len(capture_path) > 1
+        side = Sidecars() if many else read_sidecars(Path(_first(capture_path)).parent)
         early = pool.draw(sidecar_chart_jobs(side.bench, side.sweep))  # need no capture: drawn during the read
         with timer.step("read"):
-            run = load_run(capture_path, labels, pending=pending, sidecars=side, case=case)
+            run = load_run(capture_path, labels, pending=pending, sidecars=side, case=case, ceilings=ceilings,
+                           expect=expect)
         inp, diffs = _inputs(run, live, capture_label), []
         if baseline is not None:
             with timer.step("baseline"):
-                old = load_run(baseline, labels, case=case)
+                old = load_run(baseline, labels, case=case, ceilings=ceilings, expect=expect)
                 diffs = require_comparable(old, run, strict)
             inp.comparison = comparison_rows(diff_summaries(old.summary, run.summary, tolerance))
             inp.comparison_note = (f"Baseline: {baseline}. Flagged: a count or ratio changed by more than "
@@ -91,6 +96,10 @@ def render_capture(capture_path: Path, out: Path, *, labels: list[tuple[str, str
                                    + (f" Not comparable: {'; '.join(diffs)}." if diffs else ""))
         files = _write(inp, out, pool, early, timer)
     return run.analysis, files, diffs
+
+
+def _first(path: Path | list[Path]) -> Path:
+    return path[0] if isinstance(path, list | tuple) else path
 
 
 def counterless_inputs(folder: Path, side: Sidecars, live: bool = True, case: Case | None = None) -> PageInputs:

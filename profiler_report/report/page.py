@@ -187,7 +187,7 @@ def _correct_text(v: dict[str, Any] | None, case: Case | None) -> str:
 def _section(inp: PageInputs, rules: CellRules, prev: pd.Series | None, row: pd.Series,
              sources: dict[str, str]) -> StageSection:
     a, case, sid = inp.analysis, inp.case, row["stage"]
-    st = next((s for s in case.manifest.stages if s.id == sid), None) if case else None
+    st = a.stage_info.get(sid) or (next((s for s in case.manifest.stages if s.id == sid), None) if case else None)
     cur_src = sources.get(sid)
     if cur_src is not None:
         prev_src = sources.get(prev["stage"]) if prev is not None else None
