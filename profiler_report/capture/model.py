@@ -37,6 +37,11 @@ SOURCE_COLUMNS = [
     "shared_wavefronts",            # float: memory_l1_wavefronts_shared at this instruction
     "shared_ideal_wavefronts",      # float: memory_l1_wavefronts_shared_ideal
     "shared_excessive_wavefronts",  # float: derived__memory_l1_wavefronts_shared_excessive
+    "global_sectors",               # float: memory_l2_theoretical_sectors_global (L2 sectors this access needs)
+    "global_ideal_sectors",         # float: memory_l2_theoretical_sectors_global_ideal
+    "global_excessive_sectors",     # float: derived__memory_l2_theoretical_sectors_global_excessive (uncoalesced)
+    "stall_samples",                # float: sum of smsp__pcsamp_warps_issue_stalled_<reason> (PC sampling)
+    "top_stall",                    # str: the reason with the most samples at this instruction, "" if none
 ]
 
 
