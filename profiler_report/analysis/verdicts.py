@@ -150,7 +150,10 @@ def judge_expectations(summary: pd.DataFrame, manifest_stages: list[Stage],
 
 
 def _value(row: pd.Series, metric: str, raw: pd.DataFrame | None) -> float:
-    """A stage's value of ``metric``: its summary column, else the raw ncu metric of its launch."""
+    """A stage's value of ``metric``: its summary column, else the raw ncu metric of its launch;
+    ``A + B`` is the sum of two (NaN when either is missing)."""
+    if " + " in metric:
+        return sum(_value(row, part.strip(), raw) for part in metric.split(" + "))
     if metric in row.index:
         return float(row.get(metric, math.nan))
     if raw is None or metric not in raw.columns or row.get("launch_id") not in raw.index:
