@@ -149,7 +149,8 @@ def test_the_capture_with_case_from_elsewhere(tmp_path):
     res = _cli("summary", str(alone / "profile.ncu-rep"), "--case", str(EXAMPLE), "--format", "json", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     rows = {r["stage"]: r for r in json.loads(res.stdout)}
-    assert rows["warp_private"]["shared_mem_per_block_bytes"] == 8 * rows["shared_atomics"]["shared_mem_per_block_bytes"]
+    smem = {st: rows[st]["shared_mem_per_block_bytes"] for st in ("shared_atomics", "warp_private")}
+    assert smem["warp_private"] == 8 * smem["shared_atomics"]
     assert rows["warp_private_vec"]["global_load_sectors_per_request"] >= 8 * rows["warp_private"][
         "global_load_sectors_per_request"]
 
