@@ -56,7 +56,7 @@ expect = [{ metric = "global_store_sectors_per_request", direction = "down", fac
 
 [[stage]]
 id = "conflict_free"
-expect = [{ metric = "shared_excessive_wavefronts", direction = "down", to = 0, text = "the pad removes the conflicts" }]
+expect = [{ metric = "shared_excessive_wavefronts", direction = "down", to = 0, text = "the pad removes them" }]
 ''')
     run = load_run(LADDER, ceilings=[("copy", "^copy$")], expect=expect)
     assert set(run.analysis.expectations["verdict"]) == {"confirmed"}
