@@ -264,3 +264,12 @@ def test_make_report_passes_the_case_and_says_when_nothing_is_recorded(folder):
     assert 'CASE="$(CASE)"' in makefile
     script = (ROOT / "scripts" / "make_report.sh").read_text()
     assert 'case_args=(--case "$CASE")' in script and script.count('${case_args[@]+"${case_args[@]}"}') == 2
+
+
+def test_a_capture_of_another_case_is_refused_with_case(monkeypatch, capsys):
+    from conftest import F32
+    from gate_support import cli
+
+    code, out, err = cli(monkeypatch, capsys, "summary", F32 / "profile.ncu-rep", "--case",
+                         ROOT / "examples" / "histogram")
+    assert code == 2 and out == "" and "was made by case 'transpose', not 'histogram'" in err
