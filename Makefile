@@ -1,5 +1,6 @@
 # profiler-report: the two commands that do all set-up on a fresh machine.
 #   make report   live run on a GPU with Nsight Compute; elsewhere renders the recorded H200 capture
+#                 (CASE=reduction or CASE=path/to/case-folder picks the case; default: the transpose)
 #   make test     installs what the tests need into .venv and runs the suite (CI runs this)
 PYTHON ?= python3
 VENV   ?= .venv

@@ -20,10 +20,10 @@ import click
 
 from . import __version__
 from .errors import InputError, ProfilerReportError, exit_codes_help
-from .util.dtypes import DTYPES
+from .util.dtypes import ALL_DTYPES
 
 if TYPE_CHECKING:
-    from profiler_report.capture.readahead import PendingRead
+    pass
 
 #: The ``Exit codes:`` epilog of every command's ``--help``, from :data:`errors.EXIT_CODE_TABLE`.
 EXIT_CODES = exit_codes_help()
@@ -32,7 +32,7 @@ EXIT_CODES = exit_codes_help()
 CHART_WORKERS = 8
 
 
-def parse_stage_labels(values: tuple[str, ...]) -> list[tuple[str, str]]:
+def parse_stage_labels(values: tuple[str, ...], option: str = "--stage") -> list[tuple[str, str]]:
     """``LABEL=REGEX`` options -> [(label, regex)].
 
     Raises:
@@ -42,7 +42,7 @@ def parse_stage_labels(values: tuple[str, ...]) -> list[tuple[str, str]]:
     for v in values:
         label, sep, pattern = v.partition("=")
         if not sep or not label.strip() or not pattern:
-            raise InputError(f"--stage {v!r} is not LABEL=REGEX", "e.g. --stage naive=transpose_naive")
+            raise InputError(f"{option} {v!r} is not LABEL=REGEX", f"e.g. {option} naive=transpose_naive")
         out.append((label.strip(), pattern))
     return out
 
@@ -85,12 +85,14 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 
 @main.command(epilog=EXIT_CODES)
-@click.option("--case", "case_name", default="transpose", show_default=True, help="The case study (kernel ladder).")
+@click.option("--case", "case_name", default="transpose", show_default=True,
+              help="The case study: a built-in name, or the path of a case folder (`new-case DIR` makes one).")
 @click.option("--rows", type=int, default=None, help="transpose: rows of the input matrix (default 8192).")
 @click.option("--cols", type=int, default=None, help="transpose: columns of the input matrix (default 8192).")
 @click.option("--size", "size_opts", multiple=True, metavar="DIM=N",
               help="A dimension of the case's size (any case), e.g. --size rows=4096. Repeatable.")
-@click.option("--dtype", default="float32", show_default=True, type=click.Choice(DTYPES))
+@click.option("--dtype", default=None, type=click.Choice(list(ALL_DTYPES)),
+              help="Element type (default: float32, or the first dtype the case runs in).")
 @click.option("--profile-rows", type=int, default=None, help="transpose: rows under ncu (default: --rows).")
 @click.option("--profile-cols", type=int, default=None, help="transpose: columns under ncu (default: --cols).")
 @click.option("--profile-size", "profile_opts", multiple=True, metavar="DIM=N",
@@ -103,14 +105,15 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--ncu-timeout", default=600.0, show_default=True, help="Seconds before ncu is stopped.")
 @click.option("--no-counters", is_flag=True, help="Skip ncu: validate and event-time only.")
 @click.option("--peers/--no-peers", default=True, show_default=True,
-              help="Also time cupy, cuBLAS, torch, Triton and JAX transposes at the same size (bench.json).")
+              help="Also time the case's peer libraries at the same size (bench.json; the transpose: cupy, "
+                   "cuBLAS, torch, Triton, JAX). A case without peers skips them.")
 @click.option("--sweep", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Include a `profiler-report bench` JSON (size/dtype sweep) in the report.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Report folder (default: reports/<gpu>-<yyyymmdd>; other cases reports/<gpu>-<case>-<yyyymmdd>).")
 @click.pass_context
 def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, size_opts: tuple[str, ...],
-        dtype: str, profile_rows: int | None, profile_cols: int | None, profile_opts: tuple[str, ...],
+        dtype: str | None, profile_rows: int | None, profile_cols: int | None, profile_opts: tuple[str, ...],
         repeats: int, stages: str, clock_control: str, ncu_path: str | None, ncu_timeout: float,
         no_counters: bool, peers: bool, sweep: Path | None, out: Path | None) -> None:
     """Validate, time and profile every stage of a case on this GPU, then render the report."""
@@ -122,23 +125,25 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
     from profiler_report.util.timer import StepTimer, log
 
     case = get_case(case_name)
+    dtype = case.check_dtype(dtype or case.default_dtype)
     size = case.size({**parse_dims(size_opts), **_given(rows=rows, cols=cols)})
     psize = case.size({**size, **parse_dims(profile_opts), **_given(rows=profile_rows, cols=profile_cols)})
-    cfg = RunConfig(case=case.name, size=size, profile_size=psize, dtype=dtype, repeats=repeats,
+    cfg = RunConfig(case=case.ref, size=size, profile_size=psize, dtype=dtype, repeats=repeats,
                     clock_control=clock_control, ncu=ncu_path, ncu_timeout_s=ncu_timeout,
                     counters=not no_counters, stages=[s for s in stages.split(",") if s])
     if out is None:
-        case_part = "" if case.name == "transpose" else f"-{case.name}"
-        out = Path("reports") / f"{gpu_slug(device_info()['gpu'])}{case_part}-{dt.date.today():%Y%m%d}"
+        named = "" if case.name == "transpose" else f"{case.name}-"  # a user's case: its own folder
+        out = Path("reports") / f"{gpu_slug(device_info()['gpu'])}-{named}{dt.date.today():%Y%m%d}"
     timer = StepTimer()
 
     def render(folder: Path) -> None:
         if (folder / "profile.ncu-rep").is_file():
-            render_capture(folder / "profile.ncu-rep", folder, live=True, capture_label=str(out / "profile.ncu-rep"))
+            render_capture(folder / "profile.ncu-rep", folder, live=True, capture_label=str(out / "profile.ncu-rep"),
+                           case=case)
         else:
             from profiler_report.report.build import render_timings_only
 
-            render_timings_only(folder)
+            render_timings_only(folder, case=case)
 
     try:
         live_run(cfg, out, render=render, timer=timer, peers=peers, sweep=sweep)
@@ -148,36 +153,75 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
     click.echo(f"report: {out / 'index.html'}")
 
 
+def _ladder_options(fn: Any) -> Any:
+    """``--stage``, ``--ceiling`` and ``--case``: how a capture's launches become a ladder."""
+    for opt in reversed((
+        click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX",
+                     help="Name a stage: launches whose kernel name (short, C++ display or mangled) or NVTX "
+                          "range matches REGEX. Repeatable; "
+                          "without it every launch is a stage, in launch order (one capture per file: the "
+                          "file's name). An option that matches nothing is an error."),
+        click.option("--ceiling", "ceiling_opts", multiple=True, metavar="LABEL=REGEX",
+                     help="Mark reference launches (a copy) as a ceiling: drawn as one, never a stage nor the "
+                          "baseline. Repeatable."),
+        click.option("--case", "case_ref", default=None,
+                     help="The case that made the capture: a case folder (or built-in name); default: from "
+                          "its NVTX ranges and provenance.json. `check` then gates on the case's "
+                          "thresholds.toml unless --thresholds is given."),
+    )):
+        fn = opt(fn)
+    return fn
+
+
+def _ladder(stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...], case_ref: str | None) -> dict[str, Any]:
+    """load_run's keyword arguments for the ladder options."""
+    from profiler_report.cases import get_case
+
+    return {"labels": parse_stage_labels(stage_opts) or None,
+            "ceilings": parse_stage_labels(ceiling_opts, "--ceiling") or None,
+            "case": get_case(case_ref) if case_ref else None}
+
+
+def _one_or_many(paths: tuple[Path, ...]) -> Path | list[Path]:
+    return paths[0] if len(paths) == 1 else list(paths)
+
+
 @main.command(epilog=EXIT_CODES)
-@click.option("--from", "capture", required=True, type=click.Path(path_type=Path),
-              help="A .ncu-rep (any capture, not only ours) or a raw-page CSV export.")
+@click.option("--from", "captures", required=True, multiple=True, type=click.Path(path_type=Path),
+              help="A .ncu-rep (any capture, not only ours) or a raw-page CSV export. Repeat it for a ladder "
+                   "kept as one capture per version: stages in the order given.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Output folder (default: <capture folder>/rendered).")
-@click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX",
-              help="Name a stage: launches whose kernel name (short, C++ display or mangled) or NVTX range "
-                   "matches REGEX. Repeatable; without it every launch is a stage, in launch order.")
+              help="Output folder (default: <first capture's folder>/rendered).")
+@_ladder_options
+@click.option("--expect", type=click.Path(path_type=Path), default=None,
+              help="A stages.toml-format file of expected effects ([[stage]] id = LABEL, expect = [...]) to "
+                   "judge on the labelled stages of a capture made elsewhere.")
 @click.option("--baseline", type=click.Path(path_type=Path), default=None,
               help="An earlier capture: add a per-stage comparison with it to the report.")
-def render(capture: Path, out: Path | None, stage_opts: tuple[str, ...], baseline: Path | None) -> None:
-    """Render the staged HTML report from an existing capture (no GPU needed)."""
+@click.option("--strict", is_flag=True, help="Exit 2 when the capture and --baseline are not comparable.")
+def render(captures: tuple[Path, ...], out: Path | None, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
+           case_ref: str | None, expect: Path | None, baseline: Path | None, strict: bool) -> None:
+    """Render the staged HTML report from existing captures (no GPU needed)."""
     from profiler_report.capture.readahead import start_read
 
-    labels = parse_stage_labels(stage_opts)
-    out = out or capture.parent / "rendered"
+    ladder = _ladder(stage_opts, ceiling_opts, case_ref)
+    out = out or captures[0].parent / "rendered"
     # ncu_report reads in child processes while this one imports pandas, matplotlib and jinja2.
-    pending = start_read(capture)
+    pending = [start_read(c) for c in captures]
     try:
-        files = _render_pending(capture, out, labels, baseline, pending)
+        files = _render_pending(_one_or_many(captures), out, ladder, expect, baseline, strict,
+                                pending[0] if len(pending) == 1 else pending)
     finally:
-        if pending is not None:
-            pending.close()
+        for p in pending:
+            if p is not None:
+                p.close()
     for f in files:
         click.echo(f"wrote {f}")
 
 
-def _render_pending(capture: Path, out: Path, labels: list[tuple[str, str]], baseline: Path | None,
-                    pending: PendingRead | None) -> list[Path]:
-    """``render``'s work once the read of ``capture`` is started; logs where the time went."""
+def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any], expect: Path | None,
+                    baseline: Path | None, strict: bool, pending: Any) -> list[Path]:
+    """``render``'s work once the reads are started; logs where the time went."""
     from profiler_report.capture.readahead import usable_cpus
     from profiler_report.util.timer import StepTimer, log
 
@@ -191,8 +235,8 @@ def _render_pending(capture: Path, out: Path, labels: list[tuple[str, str]], bas
         # above all (~0.25 s on 2 CPUs), and the forked chart workers copying the pages it touches.
         gc.freeze()
     workers = min(usable_cpus(), CHART_WORKERS)
-    _, files, diffs = render_capture(capture, out, labels=labels or None, baseline=baseline, pending=pending,
-                                     timer=timer, chart_workers=workers)
+    _, files, diffs = render_capture(capture, out, baseline=baseline, strict=strict, pending=pending, timer=timer,
+                                     chart_workers=workers, expect=expect, **ladder)
     if baseline is not None:
         _warn_not_comparable(baseline, capture, diffs)
     log(timer.table())
@@ -200,18 +244,20 @@ def _render_pending(capture: Path, out: Path, labels: list[tuple[str, str]], bas
 
 
 @main.command(epilog=EXIT_CODES)
-@click.argument("capture", type=click.Path(path_type=Path))
+@click.argument("captures", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", default="csv", show_default=True, type=click.Choice(["csv", "json"]))
-@click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX", help="As for render.")
-def summary(capture: Path, fmt: str, stage_opts: tuple[str, ...]) -> None:
-    """Print the per-stage headline table of CAPTURE (.ncu-rep or raw-page .csv), one row per stage.
+@_ladder_options
+def summary(captures: tuple[Path, ...], fmt: str, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
+            case_ref: str | None) -> None:
+    """Print the per-stage headline table of CAPTURES (.ncu-rep or raw-page .csv), one row per stage;
+    several captures are one ladder, in the order given.
 
     Event-timing columns (event_median_us, event_gbps, pct_of_memcpy, ...) are added when a
     timings.json from a live run sits beside the capture.
     """
     from profiler_report.analysis.run import load_run
 
-    table = load_run(capture, parse_stage_labels(stage_opts) or None).summary
+    table = load_run(_one_or_many(captures), **_ladder(stage_opts, ceiling_opts, case_ref)).summary
     if fmt == "csv":
         click.echo(table.to_csv(index=False), nl=False)
     else:
@@ -257,13 +303,14 @@ def bench(out: Path, quick: bool, repeats: int, case_name: str) -> None:
     click.echo(f"wrote {out}")
 
 
-def _warn_not_comparable(old: Path, new: Path, diffs: list[str]) -> None:
+def _warn_not_comparable(old: Path | list[Path], new: Path | list[Path], diffs: list[str]) -> None:
     if diffs:
-        click.echo(f"warning: {old} and {new} are not comparable: {'; '.join(diffs)} (--strict refuses)", err=True)
+        click.echo(f"warning: {_names(old)} and {_names(new)} are not comparable: {'; '.join(diffs)} "
+                   "(--strict refuses)", err=True)
 
 
 @main.command(epilog=EXIT_CODES)
-@click.argument("capture", type=click.Path(path_type=Path))
+@click.argument("captures", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--thresholds", "thresholds_path", type=click.Path(path_type=Path), default=None,
               help="Thresholds file (default: ./thresholds.toml).")
 @click.option("--baseline", type=click.Path(path_type=Path), default=None,
@@ -273,32 +320,33 @@ def _warn_not_comparable(old: Path, new: Path, diffs: list[str]) -> None:
 @click.option("--junit", type=click.Path(path_type=Path), default=None,
               help="Also write JUnit XML here (one test case per rule and stage).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON instead of a table.")
-@click.option("--strict", is_flag=True, help="Exit 2 when CAPTURE and --baseline are not comparable.")
-@click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX", help="As for render.")
-@click.option("--case", "case_name", default=None,
-              help="Gate on the case's own thresholds (kernels/<case>/thresholds.toml) unless --thresholds is given.")
-def check(capture: Path, thresholds_path: Path | None, baseline: Path | None, missing: str, junit: Path | None,
-          as_json: bool, strict: bool, stage_opts: tuple[str, ...], case_name: str | None) -> None:
-    """Gate CAPTURE on a thresholds file: exit 0 all rules pass, 1 any fails, 2 bad input."""
+@click.option("--strict", is_flag=True, help="Exit 2 when CAPTURES and --baseline are not comparable.")
+@_ladder_options
+def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Path | None, missing: str,
+          junit: Path | None, as_json: bool, strict: bool, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
+          case_ref: str | None) -> None:
+    """Gate CAPTURES (one ladder) on a thresholds file: exit 0 all rules pass, 1 any fails, 2 bad input."""
     from profiler_report import gate
     from profiler_report.analysis.compare import require_comparable, run_identity
     from profiler_report.analysis.run import load_run
     from profiler_report.cases import get_case
 
-    if thresholds_path is None and case_name is not None:
-        thresholds_path = get_case(case_name).thresholds()
+    if thresholds_path is None and case_ref is not None:  # the case's own gate
+        thresholds_path = get_case(case_ref).thresholds()
         if thresholds_path is None:
-            raise InputError(f"case {case_name} has no thresholds.toml", "pass --thresholds FILE")
+            raise InputError(f"case {case_ref} has no thresholds.toml", "pass --thresholds FILE")
     thresholds = gate.load_thresholds(thresholds_path)
-    labels = parse_stage_labels(stage_opts) or None
-    run = load_run(capture, labels)
-    base = load_run(baseline, labels) if baseline is not None else None
+    ladder = _ladder(stage_opts, ceiling_opts, case_ref)
+    capture = _one_or_many(captures)
+    run = load_run(capture, **ladder)
+    base = load_run(baseline, **ladder) if baseline is not None else None
     diffs = require_comparable(base, run, strict) if base is not None else []
     if base is not None:
         _warn_not_comparable(baseline, capture, diffs)
     results = gate.check_run(thresholds, run, base)
     code = gate.exit_code(results, missing)
-    meta = {"capture": str(capture), "thresholds": thresholds.path, "baseline": str(baseline) if baseline else None}
+    meta = {"capture": " ".join(str(c) for c in captures), "thresholds": thresholds.path,
+            "baseline": str(baseline) if baseline else None}
     if junit is not None:
         gate.write_junit(junit, results, missing, {k: str(v) for k, v in meta.items() if v})
     if as_json:
@@ -313,24 +361,35 @@ def check(capture: Path, thresholds_path: Path | None, baseline: Path | None, mi
 
 
 @main.command(epilog=EXIT_CODES)
-@click.argument("old", type=click.Path(path_type=Path))
-@click.argument("new", type=click.Path(path_type=Path))
+@click.argument("captures", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--old", "old_opts", multiple=True, type=click.Path(path_type=Path),
+              help="A capture of the old ladder (repeat it for one capture per version), instead of OLD.")
+@click.option("--new", "new_opts", multiple=True, type=click.Path(path_type=Path),
+              help="A capture of the new ladder (repeatable), instead of NEW.")
 @click.option("--tolerance", default=0.05, show_default=True, type=click.FloatRange(min=0, max=1e6),
               help="Relative change beyond which a count or ratio is flagged.")
 @click.option("--all", "show_all", is_flag=True, help="List every compared metric, not only flagged ones.")
 @click.option("--format", "fmt", default="text", show_default=True, type=click.Choice(["text", "csv", "json"]))
 @click.option("--strict", is_flag=True, help="Exit 2 when OLD and NEW are not comparable.")
-@click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX", help="As for render.")
-def diff(old: Path, new: Path, tolerance: float, show_all: bool, fmt: str, strict: bool,
-         stage_opts: tuple[str, ...]) -> None:
-    """Per stage, each headline metric of OLD and NEW, the change, and a flag beyond --tolerance."""
+@_ladder_options
+def diff(captures: tuple[Path, ...], old_opts: tuple[Path, ...], new_opts: tuple[Path, ...], tolerance: float,
+         show_all: bool, fmt: str, strict: bool, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
+         case_ref: str | None) -> None:
+    """OLD NEW (or --old ... --new ...): per stage, each headline metric of both, the change, and a
+    flag beyond --tolerance. Launch grids, blocks and work sizes that differ are a warning."""
     if tolerance != tolerance:  # NaN passes every range check
         raise InputError("--tolerance must be a number, not nan", "e.g. --tolerance 0.05")
+    if captures and (old_opts or new_opts) or not captures and not (old_opts and new_opts) \
+            or captures and len(captures) != 2:
+        raise InputError("diff takes OLD NEW, or --old CAPTURE... --new CAPTURE...",
+                         "e.g. profiler-report diff old.ncu-rep new.ncu-rep")
     from profiler_report.analysis.compare import diff_summaries, diff_table, require_comparable
     from profiler_report.analysis.run import load_run
 
-    labels = parse_stage_labels(stage_opts) or None
-    a, b = load_run(old, labels), load_run(new, labels)
+    ladder = _ladder(stage_opts, ceiling_opts, case_ref)
+    old = _one_or_many(old_opts) if old_opts else captures[0]
+    new = _one_or_many(new_opts) if new_opts else captures[1]
+    a, b = load_run(old, **ladder), load_run(new, **ladder)
     diffs = require_comparable(a, b, strict)
     _warn_not_comparable(old, new, diffs)
     frame = diff_summaries(a.summary, b.summary, tolerance)
@@ -338,14 +397,33 @@ def diff(old: Path, new: Path, tolerance: float, show_all: bool, fmt: str, stric
         click.echo(frame.to_csv(index=False), nl=False)
         return
     if fmt == "json":
-        click.echo(json.dumps({"old": str(old), "new": str(new), "tolerance": tolerance, "not_comparable": diffs,
-                               "rows": json.loads(frame.to_json(orient="records"))}, indent=2))
+        click.echo(json.dumps({"old": _names(old), "new": _names(new), "tolerance": tolerance,
+                               "not_comparable": diffs, "rows": json.loads(frame.to_json(orient="records"))},
+                              indent=2))
         return
     flagged = frame[frame["flagged"]]
     if show_all or len(flagged):
         click.echo(diff_table(frame, flagged_only=not show_all))
     click.echo(f"diff: {len(flagged)} of {len(frame)} compared values flagged beyond {tolerance:.0%}"
                + ("" if show_all else " (--all lists every one)"))
+
+
+def _names(path: Path | list[Path]) -> str:
+    return " ".join(str(p) for p in path) if isinstance(path, list) else str(path)
+
+
+@main.command("new-case", epilog=EXIT_CODES)
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("--name", default=None, help="The case's name (default: the folder's name); NVTX ranges carry it.")
+def new_case_cmd(folder: Path, name: str | None) -> None:
+    """Write a working case folder: kernels.cu (stages between markers), stages.toml (one expected
+    effect per stage), case.py (buffers, reference, comparison, work model). Edit it into your own
+    ladder, then `profiler-report run --case FOLDER`."""
+    from profiler_report.cases.scaffold import new_case
+
+    for f in new_case(folder, name):
+        click.echo(f"wrote {f}")
+    click.echo(f"next: profiler-report run --case {folder}   (on a GPU machine with Nsight Compute)")
 
 
 @main.command(epilog=EXIT_CODES)

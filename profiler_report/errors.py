@@ -19,6 +19,7 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     (6, "ncu exited non-zero"),
     (7, "ncu ran past its timeout"),
     (8, "no usable GPU or CuPy for a live run"),
+    (10, "a user's case folder is broken: case.py, stages.toml, a kernel that does not compile, a raising reference"),
     (70, "internal error (a bug): rerun with --debug and report it"),
     (130, "interrupted (Ctrl-C)"),
 )
@@ -126,3 +127,12 @@ class KernelIncorrectError(ProfilerReportError):
     """A kernel variant produced a wrong result; raised by the validator, reported per stage."""
 
     exit_code = 1
+
+
+class CaseError(ProfilerReportError):
+    """A user's case folder (``run --case DIR``) is broken: its case.py does not import or lacks
+    ``CASE``, its stages.toml names a stage its kernel source lacks, a kernel does not compile
+    (NVRTC's first error line is in the message), or a method of the case raised. The message
+    names the file and the stage."""
+
+    exit_code = 10

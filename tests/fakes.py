@@ -114,3 +114,88 @@ def main() -> None:
 
     sys.argv[0] = "profiler-report"
     entry()
+
+
+# --------------------------------------------------------------------------------------------
+# A CPU stand-in for CuPy: numpy arrays, Python functions as kernels. The tool's own validate,
+# timing and report code runs unchanged on it; only the launches are Python and the event times
+# test values (marked as such), never measurements.
+
+
+class NumpyCupy:
+    """The slice of CuPy's API the cases and the live side use, backed by numpy."""
+
+    def __init__(self) -> None:
+        import types
+
+        import numpy
+
+        self._np = numpy
+        self.cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(deviceSynchronize=lambda: None))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._np, name)
+
+
+class FakeKernel:
+    """A launched "kernel": ``fn(grid, block, *args)`` in Python."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.max_dynamic_shared_size_bytes = 0
+
+    def __call__(self, grid: Any, block: Any, args: Any, shared_mem: int = 0) -> None:
+        self.fn(grid, block, *args)
+
+
+class FakeModule:
+    """A compiled module whose functions are Python: ``kernels`` maps a kernel name (the name
+    expression without its template arguments) to ``fn(grid, block, *args)``."""
+
+    def __init__(self, kernels: dict[str, Any]) -> None:
+        self.kernels = kernels
+
+    def get_function(self, name_expression: str) -> FakeKernel:
+        return FakeKernel(self.kernels[name_expression.split("<")[0]])
+
+
+def install_numpy_gpu(patch: Any, kernels: dict[str, Any], compile_error: Exception | None = None) -> NumpyCupy:
+    """Run the live side on the CPU: CuPy is :class:`NumpyCupy`, NVRTC gives a
+    :class:`FakeModule` of ``kernels`` (or raises ``compile_error`` the way cupy.RawModule does),
+    CUDA-event times are test values. Validation, buffers, the case's methods and the report
+    are the tool's own code."""
+    from profiler_report.live import gpu
+    from profiler_report.live import kernels as kmod
+
+    np_cupy = NumpyCupy()
+
+    class RawModule:
+        def __init__(self, code: str, options: Any, name_expressions: list[str]) -> None:
+            if compile_error is not None:
+                raise compile_error
+            self.module = FakeModule(kernels)
+
+        def get_function(self, name: str) -> FakeKernel:
+            return self.module.get_function(name)
+
+    np_cupy.RawModule = RawModule  # type: ignore[attr-defined]
+
+    def device_info() -> dict[str, Any]:
+        return {"gpu": "TEST DOUBLE (no GPU)", "sm_count": 0, "compute_capability": "test",
+                "cuda_driver_api": "test", "cuda_runtime": "test", "cupy": "test (numpy)", "l2_bytes": 0}
+
+    def event_times_us(fn: Any, pairs: Any, repeats: int, warmup: int) -> list[float]:
+        fn(*pairs[0])  # the launch runs (and may raise) as it would on the GPU
+        return [10.0 + 0.01 * i for i in range(repeats)]  # test values, not measurements
+
+    patch.setattr(gpu, "import_cupy", lambda: np_cupy)
+    patch.setattr(kmod, "import_cupy", lambda: np_cupy)
+    patch.setattr(gpu, "device_info", device_info)
+    patch.setattr(kmod, "event_times_us", event_times_us)
+    patch.setattr(kmod, "memcpy_fn", lambda cupy: lambda src, dst: dst.__setitem__(slice(None), src))
+    return np_cupy
+
+
+class CompileException(Exception):
+    """Stands in for ``cupy.cuda.compiler.CompileException``: its message is the compiler's log
+    (the live side recognises it by class name, as it does cupy's)."""

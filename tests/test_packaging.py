@@ -215,3 +215,9 @@ def test_wheel_installs_and_reads_a_capture(tmp_path):
     for name in ("index.html", "summary.csv", "summary.json"):
         assert (out / name).is_file() and (out / name).stat().st_size > 0, name
     assert "transpose_naive" in (out / "index.html").read_text()
+
+    # new-case writes its files from the installed package, and the folder loads as a case.
+    _run([tool, "new-case", "mine"], cwd=elsewhere)
+    ids = _run([vpy, "-c", "from profiler_report.cases import get_case; print(get_case('mine').manifest.stage_ids())"],
+               cwd=elsewhere).stdout
+    assert "'strided', 'coalesced', 'vector'" in ids, ids

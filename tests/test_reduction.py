@@ -14,7 +14,7 @@ from profiler_report.cases.manifest import stage_sources
 from profiler_report.cases.reduction import PARTIALS
 from profiler_report.cases.reduction import launch as geo
 from profiler_report.errors import InputError
-from profiler_report.util.dtypes import CXX_TYPES
+from profiler_report.util.dtypes import ALL_CXX_TYPES
 from tests.test_kernels import _ptxas, _require_nvcc
 
 CASE = get_case("reduction")
@@ -135,7 +135,7 @@ def test_every_reduction_kernel_compiles_for_sm90(tmp_path):
     lines = [f'#include "{M.source}"']
     stages = [*M.stages, M.ceiling]
     for dtype in CASE.dtypes:
-        ctype = CXX_TYPES[dtype]
+        ctype = ALL_CXX_TYPES[dtype]
         lines += [f"template __global__ void {s.name_expression(ctype)}(const {ctype}*, {ctype}*, unsigned int);"
                   for s in stages]
     log = _ptxas(nvcc, tmp_path / "reduction.cu", lines)

@@ -10,9 +10,15 @@ import pandas as pd
 from profiler_report.analysis.findings import rule_changes
 from profiler_report.analysis.stages import assign_stages
 from profiler_report.analysis.summary import add_timings, missing_metrics, stall_table, summarize
-from profiler_report.analysis.verdicts import deltas, judge_expectations, speed_column, stage_verdict
+from profiler_report.analysis.verdicts import (
+    check_expected_ids,
+    deltas,
+    judge_expectations,
+    speed_column,
+    stage_verdict,
+)
 from profiler_report.capture.model import Capture
-from profiler_report.cases.manifest import Manifest
+from profiler_report.cases.manifest import Manifest, Stage
 
 
 @dataclass
@@ -28,12 +34,23 @@ class Analysis:
     verdicts: dict[str, str]
     missing: list[tuple[str, str]]
     stages: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
+    #: Stage id -> its manifest entry (title, change, expected effects): the case's, or those of
+    #: ``--expect FILE`` for a capture made elsewhere; {} when neither is known.
+    stage_info: dict[str, Stage] = field(repr=False, default_factory=dict)
 
 
 def analyze(capture: Capture, manifest: Manifest | None = None, labels: list[tuple[str, str]] | None = None,
-            timings: list[dict[str, Any]] | None = None) -> Analysis:
-    """Run every analysis on a capture. ``manifest`` supplies expectations for our own stages."""
-    stages = assign_stages(capture, labels, manifest)
+            timings: list[dict[str, Any]] | None = None, ceilings: list[tuple[str, str]] | None = None,
+            expect: tuple[Stage, ...] | None = None) -> Analysis:
+    """Run every analysis on a capture. ``manifest`` supplies expectations for our own stages;
+    ``expect`` (``--expect FILE``) for the labelled stages of a capture made elsewhere; ``ceilings``
+    (``--ceiling``) marks reference launches (see :func:`~profiler_report.analysis.stages.assign_stages`).
+
+    Raises:
+        InputError: see :func:`~profiler_report.analysis.stages.assign_stages`; or an ``expect``
+            stage is no stage of the capture.
+    """
+    stages = assign_stages(capture, labels, manifest, ceilings)
     summary = summarize(capture, stages)
     if timings:
         summary = add_timings(summary, timings)
@@ -42,8 +59,12 @@ def analyze(capture: Capture, manifest: Manifest | None = None, labels: list[tup
     verdicts = {}
     for i in range(len(only)):
         verdicts[only.iloc[i]["stage"]] = stage_verdict(only.iloc[i - 1] if i else None, only.iloc[i], col)
-    expectations = judge_expectations(summary, list(manifest.stages) if manifest else [])
+    expected = list(expect) if expect is not None else list(manifest.stages) if manifest else []
+    if expect is not None:
+        check_expected_ids(expected, list(only["stage"]))
+    expectations = judge_expectations(summary, expected, capture.wide())
     rules = capture.rules.merge(stages[["launch_id", "stage"]], on="launch_id", how="inner") \
         if not capture.rules.empty else capture.rules.assign(stage=[])
     return Analysis(summary, stall_table(capture, stages), deltas(summary), expectations,
-                    rule_changes(capture, stages), rules, verdicts, missing_metrics(capture), stages)
+                    rule_changes(capture, stages), rules, verdicts, missing_metrics(capture), stages,
+                    {st.id: st for st in expected})

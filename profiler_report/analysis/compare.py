@@ -29,7 +29,7 @@ COMPARABLE_KEYS = ("gpu", "sm_count", "driver", "ncu_version", "clock_control", 
 
 
 _CXX_DTYPES = {"float": "float32", "double": "float64", "unsigned short": "float16", "__half": "float16",
-               "half": "float16", "int": "int32"}
+               "half": "float16", "unsigned char": "uint8", "int": "int32", "unsigned int": "uint32"}
 
 
 _VERSION = re.compile(r"\d{4}\.\d+(?:\.\d+)?")
@@ -40,7 +40,9 @@ def run_identity(capture: Capture, provenance: dict[str, Any] | None) -> dict[st
     recorded, else what the capture holds (GPU name and SM count from ``device__attribute_*``,
     the dtype from the kernels' template argument)."""
     prov = provenance or {}
-    ident = {k: str(prov[k]) for k in COMPARABLE_KEYS if k in prov and prov[k] not in (None, "")}
+    dims = [str(d) for d in prov.get("dims", [])] if isinstance(prov.get("dims"), list) else []
+    keys = dict.fromkeys([*COMPARABLE_KEYS, *dims, *(f"profile_{d}" for d in dims)])  # a case's own size
+    ident = {k: str(prov[k]) for k in keys if k in prov and prov[k] not in (None, "")}
     dev = capture.device
     for key in ("gpu", "sm_count"):
         if key not in ident and key in dev:
@@ -59,16 +61,73 @@ def run_identity(capture: Capture, provenance: dict[str, Any] | None) -> dict[st
 
 def comparability(old: dict[str, str], new: dict[str, str]) -> list[str]:
     """'key: old vs new' for each key both identities hold with different values; [] when comparable."""
-    return [f"{k}: {old[k]} vs {new[k]}" for k in COMPARABLE_KEYS if k in old and k in new and old[k] != new[k]]
+    keys = dict.fromkeys([*COMPARABLE_KEYS, *old, *new])
+    return [f"{k}: {old[k]} vs {new[k]}" for k in keys if k in old and k in new and old[k] != new[k]]
+
+
+#: Stages named in a launch-shape warning before "and N more".
+_SHOWN = 2
+
+
+def launch_shapes(old: pd.DataFrame, new: pd.DataFrame) -> list[str]:
+    """'grid of naive: (128, 128, 1) vs (256, 256, 1)' for each of grid and block that differs on
+    stages both summaries hold (the first :data:`_SHOWN` stages, then how many more)."""
+    out = []
+    common = [s for s in old["stage"] if s in set(new["stage"])]
+    for col in ("grid", "block"):
+        if col not in old or col not in new:
+            continue
+        a, b = old.set_index("stage")[col], new.set_index("stage")[col]
+        differ = [s for s in common if str(a[s]) != str(b[s]) and "?" not in str(a[s]) + str(b[s])]
+        for s in differ[:_SHOWN]:
+            out.append(f"{col} of {s}: {a[s]} vs {b[s]}")
+        if len(differ) > _SHOWN:
+            out.append(f"{col} differs on {len(differ) - _SHOWN} more stages")
+    return out
+
+
+#: Beyond this ratio of DRAM bytes per launch, two runs did different amounts of work.
+WORK_RATIO = 1.25
+
+
+def work_size(old: pd.DataFrame, new: pd.DataFrame) -> list[str]:
+    """'work size ...: 134,217,728 vs 536,870,912 bytes' when the DRAM bytes read + written
+    (``dram__bytes_read.sum + dram__bytes_write.sum``), median over the stages both hold, differ
+    by more than :data:`WORK_RATIO` either way: the size of runs without a recorded one."""
+    common = [s for s in old["stage"] if s in set(new["stage"])]
+    if not common or "dram_read_bytes" not in old or "dram_read_bytes" not in new:
+        return []
+
+    def total(frame: pd.DataFrame) -> float:
+        sub = frame.set_index("stage").loc[common]
+        return float((sub["dram_read_bytes"] + sub["dram_write_bytes"]).median())
+
+    a, b = total(old), total(new)
+    if math.isnan(a) or math.isnan(b) or a <= 0 or b <= 0 or 1 / WORK_RATIO <= b / a <= WORK_RATIO:
+        return []
+    return [f"work size (DRAM bytes read + written per launch, median of {len(common)} common stages): "
+            f"{fmt_value(a, 'byte')} vs {fmt_value(b, 'byte')} ({b / a:.2f}x)"]
+
+
+#: Provenance keys that state a run's size: with them on both sides, DRAM bytes are not needed.
+_SIZE_KEYS = ("rows", "cols", "profile_rows", "profile_cols")
 
 
 def require_comparable(old: Run, new: Run, strict: bool) -> list[str]:
     """The differences between two runs; under ``strict`` any difference is an error.
 
+    Compared: the :func:`run_identity` keys both hold (GPU, ncu, clocks, size, dtype...), the
+    grid and block of every stage both hold (:func:`launch_shapes`), and, where a side has no
+    recorded size, the work size from DRAM bytes (:func:`work_size`).
+
     Raises:
         InputError: ``strict`` and the runs are not comparable.
     """
-    diffs = comparability(run_identity(old.capture, old.provenance), run_identity(new.capture, new.provenance))
+    a, b = run_identity(old.capture, old.provenance), run_identity(new.capture, new.provenance)
+    diffs = comparability(a, b) + launch_shapes(old.summary, new.summary)
+    sized = any(k in a and k in b for k in (*_SIZE_KEYS, *(f"profile_{d}" for d in old.provenance.get("dims", []))))
+    if not sized:  # no recorded size on one side: the DRAM traffic says it
+        diffs += work_size(old.summary, new.summary)
     if diffs and strict:
         raise InputError(f"{old.path} and {new.path} are not comparable: {'; '.join(diffs)}",
                          "compare runs recorded the same way, or drop --strict to compare anyway")

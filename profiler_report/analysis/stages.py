@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
 import re
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from profiler_report.capture.model import Capture
-from profiler_report.cases import get_case
+from profiler_report.cases import REGISTRY, get_case
 from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import Manifest
 from profiler_report.cases.ranges import own_range
@@ -16,39 +18,65 @@ from profiler_report.errors import InputError
 
 
 def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
-                  manifest: Manifest | None = None) -> pd.DataFrame:
+                  manifest: Manifest | None = None, ceilings: list[tuple[str, str]] | None = None) -> pd.DataFrame:
     """One row per launch with its ``stage`` label and ``role`` ("stage" or "ceiling"), launch order.
 
-    Labels, first match wins: ``labels`` (LABEL, REGEX) pairs searched in the kernel's names
-    (:func:`kernel_names`) and the NVTX range; our own NVTX ranges ``pr_<stage>``; else the
-    kernel name (``#2``... when repeated).
+    ``ceilings`` (``--ceiling`` LABEL, REGEX pairs) are checked first: a launch one of them
+    matches is a ceiling under that label, never a stage. Then labels, first match wins:
+    ``labels`` (LABEL, REGEX) pairs searched in the kernel's names (:func:`kernel_names`: short,
+    display and mangled) and the NVTX range; our own NVTX ranges ``pr_<stage>``; in a ladder of several files (:func:`~profiler_report.capture.model.merge_captures`)
+    the file's label for a file of one launch; else the kernel name (``#2``... when repeated).
     Launches that match no ``labels`` entry are dropped when ``labels`` is given.
 
     Raises:
-        InputError: a REGEX is invalid, or ``labels`` matched no launch at all.
+        InputError: a REGEX is invalid, or a ``--stage`` / ``--ceiling`` option matched no launch
+            (the message names the closest kernel names).
     """
     launches = capture.launches()
-    compiled = []
-    for label, pattern in labels or []:
-        try:
-            compiled.append((label, re.compile(pattern)))
-        except re.error as exc:
-            raise InputError(f"--stage {label}={pattern}: bad regular expression ({exc})") from exc
-    out, seen = [], {}
+    compiled = _compiled(labels, "--stage")
+    ceiling_rx = _compiled(ceilings, "--ceiling")
+    per_file = launches["launch_id"].map(capture.origins).value_counts() if capture.origins else pd.Series()
+    out, seen, used = [], {}, set()
     for row in launches.itertuples():
-        stage = _label(row, compiled)
+        ceiling = next((label for label, rx in ceiling_rx if rx.search(row.kernel) or rx.search(row.nvtx_range or "")),
+                       None)
+        stage = ceiling if ceiling is not None else _label(row, compiled)
         if stage is None:
             continue
+        used.add(stage)
+        origin = capture.origins.get(row.launch_id)
+        if ceiling is None and not compiled and origin and per_file.get(origin) == 1 \
+                and own_range(row.nvtx_range or "") is None:
+            stage = origin  # one capture per version: the file names the stage
         seen[stage] = seen.get(stage, 0) + 1
         if seen[stage] > 1:
             stage = f"{stage}#{seen[stage]}"
-        ceiling = manifest is not None and stage == manifest.ceiling.id
-        out.append({**row._asdict(), "stage": stage, "role": "ceiling" if ceiling else "stage"})
-    frame = pd.DataFrame(out)
-    if compiled and frame.empty:
-        raise InputError("no launch matched any --stage pattern",
-                         "kernels in the capture: " + ", ".join(sorted(set(launches["kernel"]))))
-    return frame.drop(columns=["Index"], errors="ignore")
+        role = "ceiling" if ceiling is not None or (manifest is not None and stage == manifest.ceiling.id) else "stage"
+        out.append({**row._asdict(), "stage": stage, "role": role})
+    names = sorted(set(launches["kernel"]))
+    for option, pairs in (("--ceiling", ceilings or []), ("--stage", labels or [])):
+        for label, pattern in pairs:
+            if label not in used:
+                raise InputError(f"{option} {label}={pattern} matches no launch"
+                                 + (" that an earlier option did not take" if option == "--stage" else ""),
+                                 "closest kernel names in the capture: " + ", ".join(closest_names(pattern, names)))
+    return pd.DataFrame(out).drop(columns=["Index"], errors="ignore")
+
+
+def _compiled(pairs: list[tuple[str, str]] | None, option: str) -> list[tuple[str, re.Pattern[str]]]:
+    out = []
+    for label, pattern in pairs or []:
+        try:
+            out.append((label, re.compile(pattern)))
+        except re.error as exc:
+            raise InputError(f"{option} {label}={pattern}: bad regular expression ({exc})") from exc
+    return out
+
+
+def closest_names(pattern: str, names: list[str], n: int = 3) -> list[str]:
+    """The ``n`` names most like ``pattern`` (its regex syntax dropped), by difflib's ratio."""
+    plain = re.sub(r"[\^$.*+?()\[\]{}|\\]", "", pattern)
+    return difflib.get_close_matches(plain, names, n=n, cutoff=0.0) or names[:n]
 
 
 def kernel_names(row: Any) -> tuple[str, ...]:
@@ -68,15 +96,37 @@ def _label(row: Any, compiled: list[tuple[str, re.Pattern[str]]]) -> str | None:
     return own[1] if own else row.kernel
 
 
-def own_case(capture: Capture) -> Case | None:
+def own_case(capture: Capture, provenance: dict[str, Any] | None = None, case: Case | None = None) -> Case | None:
     """The case that made ``capture``: every launch sits in a ``pr_<case>.<stage>`` range (or a
-    legacy ``pr_<stage>`` one, a transpose) of one registered case; else None (a foreign capture).
+    legacy ``pr_<stage>`` one, a transpose) of one case; else None (a foreign capture).
+
+    A built-in case is found by its name; a user's case is ``case`` (``--case DIR``) or the folder
+    provenance.json names (``case_dir``, relative to the working directory or absolute).
 
     Raises:
-        InputError: the ranges name a case this installation does not have.
+        InputError: ``case`` is not the case the ranges name; or the ranges name a case that is
+            not built in and whose folder is neither given nor recorded.
     """
     found = {own_range(str(r or "")) for r in capture.launches()["nvtx_range"]}
     cases = {f[0] for f in found if f is not None}
     if None in found or len(cases) != 1:
+        if case is not None:
+            raise InputError(f"{capture.path} was not made by `profiler-report run` (its launches are not in "
+                             "pr_<case>.<stage> NVTX ranges), so --case cannot name its stages",
+                             "drop --case; name the stages with --stage LABEL=REGEX and judge expected effects "
+                             "with --expect stages.toml")
         return None
-    return get_case(cases.pop())
+    name = cases.pop()
+    if case is not None:
+        if case.name != name:
+            raise InputError(f"{capture.path} was made by case {name!r}, not {case.name!r} (--case {case.ref})",
+                             f"pass the folder of case {name!r}, or drop --case")
+        return case
+    if name in REGISTRY:
+        return get_case(name)
+    recorded = str((provenance or {}).get("case_dir") or "")
+    if recorded and (provenance or {}).get("case") == name and Path(recorded).expanduser().is_dir():
+        return get_case(recorded)
+    where = f" (provenance.json names {recorded}, which is not a folder here)" if recorded else ""
+    raise InputError(f"{capture.path} was made by case {name!r}, which is not built in{where}",
+                     f"pass the case folder: --case path/to/{name}")

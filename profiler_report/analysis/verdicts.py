@@ -7,6 +7,7 @@ import math
 import pandas as pd
 
 from profiler_report.cases.manifest import Stage
+from profiler_report.errors import InputError
 from profiler_report.metrics import ratio
 
 
@@ -104,8 +105,27 @@ def judge_timing(prev: pd.Series, row: pd.Series, direction: str) -> tuple[str, 
     return "no effect", moved + ": the ranges overlap"
 
 
-def judge_expectations(summary: pd.DataFrame, manifest_stages: list[Stage]) -> pd.DataFrame:
+def check_expected_ids(expected: list[Stage], stage_ids: list[str]) -> None:
+    """Every stage an ``--expect`` file names is a stage of the capture.
+
+    Raises:
+        InputError: one is not (the message names the closest stage labels).
+    """
+    import difflib
+
+    for st in expected:
+        if st.id not in stage_ids:
+            close = difflib.get_close_matches(st.id, stage_ids, n=3, cutoff=0.0) or stage_ids[:3]
+            raise InputError(f"--expect: stage {st.id!r} is not a stage of the capture",
+                             f"closest stage labels: {', '.join(close)}; or label a launch --stage {st.id}=REGEX")
+
+
+def judge_expectations(summary: pd.DataFrame, manifest_stages: list[Stage],
+                       raw: pd.DataFrame | None = None) -> pd.DataFrame:
     """Each manifest expectation judged against the summary (previous stage -> this stage).
+
+    A metric that is no summary column is looked up among the raw ncu metrics of the two
+    launches (``raw``: :meth:`Capture.wide`, launch_id x metric); absent there too, "not measured".
 
     Columns: stage, previous, metric, text, old, new, verdict, why.
     """
@@ -120,7 +140,7 @@ def judge_expectations(summary: pd.DataFrame, manifest_stages: list[Stage]) -> p
             metric = e.metric
             if metric == "duration_us":
                 metric = speed_column(stages)
-            old, new = float(a.get(metric, math.nan)), float(b.get(metric, math.nan))
+            old, new = _value(a, metric, raw), _value(b, metric, raw)
             if metric == "event_median_us" and e.factor is None and e.to is None:
                 verdict, why = judge_timing(a, b, e.direction)
             else:
@@ -128,6 +148,18 @@ def judge_expectations(summary: pd.DataFrame, manifest_stages: list[Stage]) -> p
             rows.append({"stage": st.id, "previous": a["stage"], "metric": metric, "text": e.text,
                          "old": old, "new": new, "verdict": verdict, "why": why})
     return pd.DataFrame(rows, columns=["stage", "previous", "metric", "text", "old", "new", "verdict", "why"])
+
+
+def _value(row: pd.Series, metric: str, raw: pd.DataFrame | None) -> float:
+    """A stage's value of ``metric``: its summary column, else the raw ncu metric of its launch;
+    ``A + B`` is the sum of two (NaN when either is missing)."""
+    if " + " in metric:
+        return sum(_value(row, part.strip(), raw) for part in metric.split(" + "))
+    if metric in row.index:
+        return float(row.get(metric, math.nan))
+    if raw is None or metric not in raw.columns or row.get("launch_id") not in raw.index:
+        return math.nan
+    return float(raw.loc[row["launch_id"], metric])
 
 
 #: Metrics the one-line verdict mentions when they move, with how to phrase them.

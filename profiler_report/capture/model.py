@@ -41,6 +41,11 @@ SOURCE_COLUMNS = [
     "shared_wavefronts",            # float: memory_l1_wavefronts_shared at this instruction
     "shared_ideal_wavefronts",      # float: memory_l1_wavefronts_shared_ideal
     "shared_excessive_wavefronts",  # float: derived__memory_l1_wavefronts_shared_excessive
+    "global_sectors",               # float: memory_l2_theoretical_sectors_global (L2 sectors this access needs)
+    "global_ideal_sectors",         # float: memory_l2_theoretical_sectors_global_ideal
+    "global_excessive_sectors",     # float: derived__memory_l2_theoretical_sectors_global_excessive (uncoalesced)
+    "stall_samples",                # float: sum of smsp__pcsamp_warps_issue_stalled_<reason> (PC sampling)
+    "top_stall",                    # str: the reason with the most samples at this instruction, "" if none
 ]
 
 
@@ -64,6 +69,11 @@ class Capture:
     source_files: dict[str, str] = field(default_factory=dict)
     #: Facts worth a note in the report (several processes or devices in one file, ...).
     notes: list[str] = field(default_factory=list)
+    #: A ladder of several capture files read as one (:func:`merge_captures`): launch_id -> the
+    #: label of the file it came from; empty for one file.
+    origins: dict[int, str] = field(default_factory=dict)
+    #: The files of a merged ladder, in the order given; [] for one file (see ``path``).
+    parts: list[Path] = field(default_factory=list)
 
     def launches(self) -> pd.DataFrame:
         """One row per launch: launch_id, kernel, demangled, mangled, nvtx_range, grid, block."""
@@ -137,3 +147,47 @@ def plain_metric(name: str) -> str:
         if "__" in p:
             return ".".join(parts[i:])
     return name
+
+
+def file_labels(paths: list[Path]) -> list[str]:
+    """A stage label per capture file: its stem ('naive.ncu-rep' -> 'naive'); where stems repeat
+    (every run writes profile.ncu-rep), the name of its folder instead."""
+    stems = [Path(p).name.split(".")[0] for p in paths]
+    if len(set(stems)) == len(stems):
+        return stems
+    return [Path(p).parent.name or s if stems.count(s) > 1 else s for p, s in zip(paths, stems, strict=True)]
+
+
+def merge_captures(captures: list[Capture]) -> Capture:
+    """Several captures as one ladder, in the order given: launch ids renumbered so that the
+    launches of each file follow those of the file before; ``origins`` says which file each came
+    from; the device is the first file's (a note says so when another file's GPU differs)."""
+    if len(captures) == 1:
+        return captures[0]
+    metrics, rules, source, files, notes, origins = [], [], [], {}, [], {}
+    labels = file_labels([c.path for c in captures])
+    offset = 0
+    for cap, label in zip(captures, labels, strict=True):
+        ids = sorted(cap.metrics["launch_id"].unique())
+        remap = {old: offset + i for i, old in enumerate(ids)}
+        metrics.append(cap.metrics.assign(launch_id=cap.metrics["launch_id"].map(remap)))
+        if not cap.rules.empty:
+            rules.append(cap.rules.assign(launch_id=cap.rules["launch_id"].map(remap)))
+        if not cap.source.empty:
+            source.append(cap.source.assign(launch_id=cap.source["launch_id"].map(remap)))
+        files.update(cap.source_files)
+        notes.extend(f"{cap.path.name}: {n}" for n in cap.notes)
+        origins.update({new: label for new in remap.values()})
+        offset += len(ids)
+    first = captures[0]
+    gpus = {str(c.device.get("gpu", "?")) for c in captures}
+    if len(gpus) > 1:
+        notes.append(f"The captures come from different GPUs ({', '.join(sorted(gpus))}): the device shown is "
+                     f"{first.path.name}'s.")
+    notes.insert(0, f"One ladder from {len(captures)} captures, in the order given: "
+                 + ", ".join(f"{c.path} ({label})" for c, label in zip(captures, labels, strict=True)) + ".")
+    return Capture(pd.concat(metrics, ignore_index=True),
+                   pd.concat(rules, ignore_index=True) if rules else pd.DataFrame(columns=RULE_COLUMNS),
+                   first.path, first.kind, first.device, first.report_version,
+                   pd.concat(source, ignore_index=True) if source else pd.DataFrame(columns=SOURCE_COLUMNS),
+                   files, notes, origins, [c.path for c in captures])

@@ -129,10 +129,22 @@ _PER_PC_METRICS = {
     "shared_wavefronts": "memory_l1_wavefronts_shared",
     "shared_ideal_wavefronts": "memory_l1_wavefronts_shared_ideal",
     "shared_excessive_wavefronts": "derived__memory_l1_wavefronts_shared_excessive",
+    "global_sectors": "memory_l2_theoretical_sectors_global",
+    "global_ideal_sectors": "memory_l2_theoretical_sectors_global_ideal",
+    "global_excessive_sectors": "derived__memory_l2_theoretical_sectors_global_excessive",
 }
 
+#: The stall reasons of ``smsp__pcsamp_warps_issue_stalled_<reason>`` (PC sampling, ncu 2025.3,
+#: sm_90), without "selected": a warp that issued was not stalled.
+STALL_SAMPLE_REASONS = (
+    "barrier", "branch_resolving", "dispatch_stall", "drain", "imc_miss", "lg_throttle", "long_scoreboard",
+    "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instructions", "not_selected",
+    "short_scoreboard", "sleeping", "tex_throttle", "wait", "warpgroup_arrive",
+)
 
-#: Instructions kept per launch besides every shared-memory one: the most executed.
+
+#: Instructions kept per launch besides every shared- and global-memory one: the most executed,
+#: and the most stalled.
 TOP_INSTRUCTIONS = 20
 
 
@@ -151,19 +163,26 @@ def _per_pc(action: Any, name: str) -> dict[int, float]:
 def source_rows(action: Any, launch_id: int) -> list[dict[str, Any]]:
     """Per-instruction rows (SOURCE_COLUMNS) of one ncu_report action.
 
-    Every instruction with a shared-memory wavefront value is kept, plus the TOP_INSTRUCTIONS most
-    executed. ``file``/``line`` come from ``action.source_info(pc)``: empty/0 when the kernel was
-    built without line information (-lineinfo), and the report then attributes to SASS only.
-    Any failure of the ncu_report calls yields [] (the report notes that attribution is missing).
+    Every instruction with a shared-memory wavefront or a global-memory sector value is kept,
+    plus the TOP_INSTRUCTIONS most executed and the TOP_INSTRUCTIONS with the most warp-stall
+    samples (``stall_samples``: the sum of ``smsp__pcsamp_warps_issue_stalled_<reason>`` over
+    :data:`STALL_SAMPLE_REASONS`; ``top_stall`` the largest reason). ``file``/``line`` come from
+    ``action.source_info(pc)``: empty/0 when the kernel was built without line information
+    (-lineinfo), and the report then attributes to SASS only. Any failure of the ncu_report calls
+    yields [] (the report notes that attribution is missing).
     """
     try:
         values = {col: _per_pc(action, name) for col, name in _PER_PC_METRICS.items()}
+        stalls = {r: _per_pc(action, f"smsp__pcsamp_warps_issue_stalled_{r}") for r in STALL_SAMPLE_REASONS}
     except Exception:  # the SWIG layer raises bare RuntimeError on odd reports
         return []
     executed = values["inst_executed"]
+    sampled = {pc: sum(v.get(pc, 0.0) for v in stalls.values()) for pc in set().union(*stalls.values())}
     shared_pcs = set(values["shared_wavefronts"]) | set(values["shared_excessive_wavefronts"])
+    global_pcs = set(values["global_sectors"]) | set(values["global_excessive_sectors"])
     top = sorted(executed, key=lambda pc: -executed[pc])[:TOP_INSTRUCTIONS]
-    pcs = sorted(shared_pcs | set(top))
+    most_stalled = sorted(sampled, key=lambda pc: -sampled[pc])[:TOP_INSTRUCTIONS]
+    pcs = sorted(shared_pcs | global_pcs | set(top) | set(most_stalled))
     if not pcs:
         return []
     base = min(executed) if executed else min(pcs)
@@ -182,6 +201,8 @@ def source_rows(action: Any, launch_id: int) -> list[dict[str, Any]]:
             "file": str(info.file_name()) if info is not None else "",
             "line": int(info.line()) if info is not None else 0,
             **{col: values[col].get(pc, math.nan) for col in _PER_PC_METRICS},
+            "stall_samples": sampled.get(pc, math.nan),
+            "top_stall": max(stalls, key=lambda r: stalls[r].get(pc, 0.0)) if sampled.get(pc) else "",
         })
     return rows
 

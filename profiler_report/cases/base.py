@@ -8,13 +8,16 @@ called on a machine with a GPU, by :mod:`profiler_report.live`.
 
 from __future__ import annotations
 
+import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from profiler_report.cases.manifest import Manifest, Stage, load_manifest
-from profiler_report.errors import InputError
+from profiler_report.errors import CaseError, InputError, ProfilerReportError
+from profiler_report.util.dtypes import DTYPES
 from profiler_report.util.resources import resource_dir
 
 Size = dict[str, int]
@@ -82,9 +85,9 @@ class Case:
         compare_text: how outputs are compared, for the report ("bit-exact against ...", or the
             tolerance and why).
         validation_text: how each stage is validated (input, poisoning, comparison).
-        dtypes: the element types the kernels are instantiated for (``--dtype``).
         summary_columns: the headline columns (metrics.py names) of the report's summary table.
         stage_metrics: the rows of each stage's "metrics that moved" table.
+        dtypes: the element types the case runs in (``--dtype``); the first is the default.
     """
 
     name: str = ""
@@ -93,7 +96,6 @@ class Case:
     default_size: Size = {}  # noqa: RUF012 (class-level constant, never mutated)
     compare_text: str = ""
     validation_text: str = ""
-    dtypes: tuple[str, ...] = ("float16", "float32", "float64")
     summary_columns: tuple[str, ...] = (
         "event_gbps", "pct_of_memcpy", "duration_us", "shared_excessive_wavefronts", "shared_wavefronts_per_load",
         "shared_wavefronts_per_store", "global_load_efficiency_pct", "global_store_efficiency_pct",
@@ -105,13 +107,65 @@ class Case:
         "global_store_efficiency_pct", "global_load_sectors_per_request", "global_store_sectors_per_request",
         "l2_excessive_sectors", "achieved_occupancy_pct", "registers_per_thread", "shared_mem_per_block_bytes",
     )
+    dtypes: tuple[str, ...] = DTYPES
+    #: A user's case folder (set by :func:`profiler_report.cases.folder.load_case_folder`); None
+    #: for a built-in case, whose files are the packaged ``kernels/<name>/``.
+    user_folder: Path | None = None
 
     # -- files --------------------------------------------------------------------------------
 
     @property
     def folder(self) -> Path:
-        """``kernels/<name>/``: the manifest, the kernel source, the default thresholds."""
-        return resource_dir("kernels") / self.name
+        """The case's files (the manifest, the kernel source, the default thresholds): a user's
+        case folder, else the packaged ``kernels/<name>/``."""
+        return self.user_folder or resource_dir("kernels") / self.name
+
+    @property
+    def ref(self) -> str:
+        """What :func:`profiler_report.cases.get_case` takes to load this case again (in the ncu
+        target process too): the built-in name, or the folder's absolute path."""
+        return str(self.user_folder) if self.user_folder else self.name
+
+    @property
+    def default_dtype(self) -> str:
+        """The dtype a run uses without ``--dtype``: float32 where the case runs in it."""
+        return "float32" if "float32" in self.dtypes else self.dtypes[0]
+
+    def check_dtype(self, dtype: str) -> str:
+        """``dtype`` when the case runs in it.
+
+        Raises:
+            InputError: the case does not run in ``dtype``.
+        """
+        if dtype not in self.dtypes:
+            raise InputError(f"case {self.name} does not run in {dtype}", f"use --dtype {' or '.join(self.dtypes)}")
+        return dtype
+
+    @property
+    def has_peers(self) -> bool:
+        """Whether the case times peer libraries (it overrides :meth:`bench_at`)."""
+        return type(self).bench_at is not Case.bench_at
+
+    def guarded(self, method: str, stage: Stage | None, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)``, one of this case's methods; in a user's case an exception it raises
+        becomes a :class:`CaseError` naming case.py's line, the method and the stage.
+
+        Raises:
+            CaseError: a user's case method raised (built-in cases' exceptions pass through:
+                there they are bugs of the tool, exit 70).
+        """
+        if self.user_folder is None:
+            return fn(*args)
+        try:
+            return fn(*args)
+        except ProfilerReportError:
+            raise
+        except Exception as exc:
+            where = _frame_in(exc, self.user_folder) or str(self.user_folder / "case.py")
+            text = " ".join(str(exc).split())[:300]
+            for_stage = f" for stage {stage.id}" if stage is not None else ""
+            raise CaseError(f"{where}: {method}(){for_stage} raised {type(exc).__name__}: {text}",
+                            f"fix {method}() in case.py (rerun with --debug for the traceback)") from exc
 
     @cached_property
     def manifest(self) -> Manifest:
@@ -166,12 +220,8 @@ class Case:
         of the stage's kernel with :meth:`launch` and :meth:`kernel_args`. A case whose stage
         takes several launches (a reduction's passes) returns them all; event timing covers
         every step, ncu profiles the ``profiled`` ones."""
-        return [Step(stage, self.launch(stage, size, dtype), self.kernel_args(stage, inputs, output, size))]
-
-    def check_dtype(self, dtype: str) -> None:
-        """Raises InputError when the case's kernels are not instantiated for ``dtype``."""
-        if dtype not in self.dtypes:
-            raise InputError(f"case {self.name} has no {dtype} kernels", f"use --dtype {' or '.join(self.dtypes)}")
+        return [Step(stage, self.guarded("launch", stage, self.launch, stage, size, dtype),
+                     self.guarded("kernel_args", stage, self.kernel_args, stage, inputs, output, size))]
 
     def make_input(self, cupy: Any, size: Size, dtype: str, seed: int) -> Any:
         """Random input, never zeros."""
@@ -179,6 +229,11 @@ class Case:
 
     def make_output(self, cupy: Any, stage: Stage, size: Size, dtype: str) -> Any:
         raise NotImplementedError
+
+    def prepare_output(self, cupy: Any, stage: Stage, out: Any) -> None:
+        """Called after the output is poisoned and before each validated or profiled launch:
+        a kernel that accumulates into its output (atomics into histogram bins) zeroes it here.
+        Default: nothing."""
 
     def reference(self, cupy: Any, stage: Stage, inputs: Any) -> Any:
         raise NotImplementedError
@@ -213,3 +268,9 @@ class Case:
     def bench_json(self, rows: list[Any], provenance: dict[str, Any]) -> dict[str, Any]:
         """:meth:`bench` rows as bench.json's content."""
         raise NotImplementedError
+
+
+def _frame_in(exc: BaseException, folder: Path) -> str:
+    """'path/case.py:42' of the innermost traceback frame inside ``folder``; '' when none is."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).parent == folder]
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""

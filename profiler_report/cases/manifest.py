@@ -137,6 +137,25 @@ def load_manifest(path: Path | None = None) -> Manifest:
 
 
 _GENERIC_KEYS = frozenset({"source", "stage", "ceiling", "regression", "tile", "block"})
+def load_expectations(path: Path) -> tuple[Stage, ...]:
+    """The ``[[stage]]`` entries of a stages.toml-format file (``--expect FILE``), for a capture
+    made elsewhere: each needs an ``id`` (the stage label of the capture) and may have ``title``,
+    ``change`` and ``expect``; ``kernel``, ``source`` and ``[ceiling]`` are not needed.
+
+    Raises:
+        InputError: the file is missing, is not TOML, or a stage lacks its id or is malformed.
+    """
+    try:
+        raw = tomllib.loads(path.read_text())
+        entries = raw.get("stage", [])
+        if not isinstance(entries, list) or not entries:
+            raise KeyError("no [[stage]] entries")
+        return tuple(_stage({"kernel": e.get("id", ""), **e}) for e in entries)
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"bad --expect file {path}: {exc}",
+                         "write [[stage]] entries with id = \"LABEL\" and expect = [{ metric = ..., direction = "
+                         "\"down\" }] (the stages.toml format)") from exc
+
 
 _STAGE_RE = re.compile(r"^// stage: (\w+)\s*$(.*?)^// end stage\s*$", re.M | re.S)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from profiler_report.errors import InputError
-from profiler_report.util.dtypes import DTYPES
+from profiler_report.util.dtypes import ALL_DTYPES
 
 
 @dataclass
@@ -28,8 +28,8 @@ class RunConfig:
     stages: list[str] = field(default_factory=list)  # empty: all manifest stages
 
     def __post_init__(self) -> None:
-        if self.dtype not in DTYPES:
-            raise InputError(f"unknown dtype {self.dtype!r}", f"use one of {', '.join(DTYPES)}")
+        if self.dtype not in ALL_DTYPES:
+            raise InputError(f"unknown dtype {self.dtype!r}", f"use one of {', '.join(ALL_DTYPES)}")
         if any(v < 1 for v in (*self.size.values(), *self.profile_size.values())):
             raise InputError(f"sizes must be positive, got {self.size} and {self.profile_size}")
         if self.repeats < 20:

@@ -14,7 +14,7 @@ from typing import Any
 from profiler_report.cases.base import Case, Launch, Size
 from profiler_report.cases.manifest import Stage
 from profiler_report.live.gpu import Timing, event_times_us, import_cupy, memcpy_fn, poison, timing
-from profiler_report.util.dtypes import CXX_TYPES
+from profiler_report.util.dtypes import ALL_CXX_TYPES
 
 #: Key of a compiled kernel: the kernel name and its template arguments after the element type.
 KernelKey = tuple[str, tuple[str, ...]]
@@ -26,7 +26,7 @@ def kernel_key(stage: Stage) -> KernelKey:
 
 def _names(case: Case, dtype: str, extra: tuple[Stage, ...] = ()) -> dict[KernelKey, str]:
     m = case.manifest
-    ctype = CXX_TYPES[dtype]
+    ctype = ALL_CXX_TYPES[dtype]
     stages = [*m.stages, m.ceiling, *([m.regression] if m.regression else []), *extra]
     return {kernel_key(s): s.name_expression(ctype) for s in stages}
 
@@ -40,12 +40,32 @@ def compile_module(case: Case, dtype: str, extra_options: tuple[str, ...] = (),
 
     Returns:
         (cupy.RawModule, map kernel key -> name expression of its ``dtype`` instantiation)
+
+    Raises:
+        CaseError: a user's case does not compile (the file, line, stage and NVRTC's first error).
     """
     cupy = import_cupy()
     names = _names(case, dtype, extra)
-    module = cupy.RawModule(code=case.manifest.source_text(), options=("-std=c++17", "-lineinfo", *extra_options),
-                            name_expressions=list(names.values()))
+    try:
+        module = cupy.RawModule(code=case.manifest.source_text(), options=("-std=c++17", "-lineinfo", *extra_options),
+                                name_expressions=list(names.values()))
+    except Exception as exc:
+        if case.user_folder is None:
+            raise
+        raise _compile_failure(case, exc) from exc
     return module, names
+
+
+def _compile_failure(case: Case, exc: Exception) -> Exception:
+    """The one-line error of a user's case that NVRTC refused: cupy's CompileException carries the
+    NVRTC log as its message; anything else (a name expression NVRTC cannot lower) is named as is."""
+    from profiler_report.cases.folder import compile_error
+    from profiler_report.errors import CaseError
+
+    if type(exc).__name__ == "CompileException":
+        return compile_error(case, str(exc))
+    return CaseError(f"{case.manifest.source}: NVRTC failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}",
+                     "check the `kernel` names and `template` arguments in stages.toml")
 
 
 @dataclass
@@ -61,7 +81,8 @@ class Kernels:
                profiled: Callable[[], AbstractContextManager[Any]] = nullcontext) -> None:
         """Run every step of ``stage`` (:meth:`Case.steps`); ``profiled()`` wraps each profiled
         launch (the target's NVTX range)."""
-        for step in self.case.steps(stage, src, dst, size, self.dtype):
+        case = self.case
+        for step in case.guarded("steps", stage, case.steps, stage, src, dst, size, self.dtype):
             if step.zero is not None:
                 step.zero.data.memset_async(0, step.zero.nbytes)
                 continue
@@ -95,21 +116,34 @@ def validate(kernels: Kernels, stage: Stage, size: Size, seed: int = 0) -> Valid
     """Run ``stage`` once on random input, its output poisoned (all-ones bytes) first, and compare
     it with the case's reference (``Case.compare``)."""
     cupy = import_cupy()
-    case = kernels.case
-    a = case.make_input(cupy, size, kernels.dtype, seed)
-    out = case.make_output(cupy, stage, size, kernels.dtype)
-    poison(cupy, out)
+    case, dtype = kernels.case, kernels.dtype
+    a = case.guarded("make_input", stage, case.make_input, cupy, size, dtype, seed)
+    out = fresh_output(kernels, stage, size)
     kernels.launch(stage, a, out, size)
     cupy.cuda.runtime.deviceSynchronize()
-    got = case.compare(cupy, out, case.reference(cupy, stage, a))
+    ref = case.guarded("reference", stage, case.reference, cupy, stage, a)
+    got = case.guarded("compare", stage, case.compare, cupy, out, ref)
     if got.ok:
-        return Validation(stage.id, dict(size), kernels.dtype, True)
+        return Validation(stage.id, dict(size), dtype, True)
     where = ", ".join(str(i) for i in got.first_wrong or ())
+    # A user's case names its kernel file: the stage is a block of it.
+    source = f" ({case.manifest.source})" if case.user_folder else ""
     return Validation(
-        stage.id, dict(size), kernels.dtype, False, got.mismatches, got.first_wrong,
-        f"stage {stage.id} is wrong at {case.size_text(size)} {kernels.dtype}: {got.mismatches} of {int(out.size)} "
+        stage.id, dict(size), dtype, False, got.mismatches, got.first_wrong,
+        f"stage {stage.id}{source} is wrong at {case.size_text(size)} {dtype}: {got.mismatches} of {int(out.size)} "
         f"output elements differ, first at out[{where}] (expected {got.expected}, got {got.got})",
     )
+
+
+def fresh_output(kernels: Kernels, stage: Stage, size: Size) -> Any:
+    """A new output for one launch of ``stage``: poisoned (all-ones bytes, so unwritten elements
+    never match), then prepared by the case (an accumulating kernel's zeroed bins)."""
+    cupy = import_cupy()
+    case = kernels.case
+    out = case.guarded("make_output", stage, case.make_output, cupy, stage, size, kernels.dtype)
+    poison(cupy, out)
+    case.guarded("prepare_output", stage, case.prepare_output, cupy, stage, out)
+    return out
 
 
 def make_pairs(case: Case, stage: Stage, size: Size, dtype: str, buffers: int) -> list[tuple[Any, Any]]:
@@ -132,6 +166,17 @@ def time_stages(kernels: Kernels, stages: list[Stage], size: Size, repeats: int,
     for st in stages:
         def fn(src: Any, dst: Any, st: Stage = st) -> None:
             kernels.launch(st, src, dst, size)
-        us = event_times_us(fn, pairs, repeats, warmup)
-        out.append(timing(st.id, us, size, dtype, case.work(st, size, dtype).bytes_moved))
+        us = event_times_us(fn, _pairs_for(case, st, pairs, size, dtype), repeats, warmup)
+        work = case.guarded("work", st, case.work, st, size, dtype)
+        out.append(timing(st.id, us, size, dtype, work.bytes_moved))
     return out
+
+
+def _pairs_for(case: Case, stage: Stage, pairs: list[tuple[Any, Any]], size: Size, dtype: str) -> list[tuple[Any, Any]]:
+    """The timing pairs for ``stage``: the shared ones, unless its output differs in shape or
+    dtype from theirs (a histogram's 256 bins against its copy ceiling's bytes): then its own."""
+    cupy = import_cupy()
+    mine = case.make_output(cupy, stage, size, dtype)
+    if mine.shape == pairs[0][1].shape and mine.dtype == pairs[0][1].dtype:
+        return pairs
+    return [(src, mine if i == 0 else case.make_output(cupy, stage, size, dtype)) for i, (src, _) in enumerate(pairs)]

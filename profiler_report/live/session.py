@@ -80,6 +80,7 @@ def provenance(cfg: RunConfig, case: Case, ncu: str | None, stages: list[str]) -
         "clock_control": cfg.clock_control if cfg.counters else "n/a (no profiler)",
         "cache_control": "all (ncu default: caches flushed before each replay pass)" if cfg.counters else "n/a",
         "case": case.name,
+        **({"case_dir": case_dir_text(case.user_folder)} if case.user_folder else {}),
         "dims": list(case.dims),
         **size,
         **{f"profile_{d}": v for d, v in psize.items()},
@@ -88,6 +89,15 @@ def provenance(cfg: RunConfig, case: Case, ncu: str | None, stages: list[str]) -
         "buffers": cfg.buffers,
         "stages": stages,
     }
+
+
+def case_dir_text(folder: Path) -> str:
+    """A user's case folder as provenance.json records it: relative to the working directory when
+    inside it (a repository's ``examples/histogram``, valid on every clone), else absolute."""
+    try:
+        return str(folder.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(folder.resolve())
 
 
 def _measure(cfg: RunConfig, case: Case, stages: list[Stage], timer: StepTimer) -> tuple[list, list]:
@@ -114,7 +124,7 @@ def _profile(cfg: RunConfig, case: Case, profiled: list[Stage], ncu: str, out: P
     with timer.step("profile"):
         cmd = prof.NcuCommand(
             ncu=ncu, export=out / "profile",
-            target=prof.target_command(case.name, case.size(cfg.profile_size or cfg.size), cfg.dtype,
+            target=prof.target_command(case.ref, case.size(cfg.profile_size or cfg.size), cfg.dtype,
                                        [s.id for s in profiled]),
             ranges=[nvtx_range_name(case.name, s.id) for s in profiled],
             clock_control=cfg.clock_control,
@@ -152,7 +162,7 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
         write_json(out / "validation.json", gpu.asdicts(validations))
         write_json(out / "timings.json", {"provenance": prov, "timings": gpu.asdicts(timings)})
         write_json(out / "provenance.json", prov)
-        if peers:
+        if peers and case.has_peers:  # a case without peers (a user's) is not asked for them
             with timer.step("peers"):
                 write_json(out / "bench.json", case.bench_at(case.size(cfg.size), cfg.dtype, cfg.repeats, good, prov))
         if sweep is not None:

@@ -26,13 +26,14 @@ def profile_launches(kernels: Kernels, stages: list[Stage], size: Size) -> list[
     cupy = import_cupy()
     case = kernels.case
     results = [validate(kernels, st, size) for st in stages]
-    a = case.make_input(cupy, size, kernels.dtype, seed=1)
+    a = case.guarded("make_input", None, case.make_input, cupy, size, kernels.dtype, 1)
     for st, v in zip(stages, results, strict=True):
         if not v.correct:
             continue
-        out = case.make_output(cupy, st, size, kernels.dtype)
+        out = case.guarded("make_output", st, case.make_output, cupy, st, size, kernels.dtype)
         kernels.launch(st, a, out, size)  # warm-up, outside every range
         cupy.cuda.runtime.deviceSynchronize()
+        case.guarded("prepare_output", st, case.prepare_output, cupy, st, out)  # the profiled launch starts clean
         kernels.launch(st, a, out, size, profiled=lambda st=st: push_range(nvtx_range_name(case.name, st.id)))
         cupy.cuda.runtime.deviceSynchronize()
     return results
@@ -42,7 +43,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m profiler_report.live.target",
                                 description="ncu target: one profiled launch per stage")
     p.add_argument("mode", choices=["profile"])
-    p.add_argument("--case", default="transpose")
+    p.add_argument("--case", default="transpose", help="a built-in case's name or a case folder's path")
     p.add_argument("--size", required=True, help='the case\'s dimensions as JSON, e.g. {"rows": 4096, "cols": 4096}')
     p.add_argument("--dtype", required=True)
     p.add_argument("--stages", required=True,

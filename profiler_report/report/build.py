@@ -17,6 +17,7 @@ from profiler_report.analysis.compare import comparison_rows, diff_summaries, re
 from profiler_report.analysis.run import Run, load_run
 from profiler_report.capture.sidecars import Sidecars, read_sidecars
 from profiler_report.cases import get_case
+from profiler_report.cases.base import Case
 from profiler_report.errors import InputError
 from profiler_report.report.chart_pool import ChartPool
 from profiler_report.report.charts import capture_chart_jobs, sidecar_chart_jobs
@@ -48,10 +49,12 @@ def _write(inp: PageInputs, out: Path, pool: ChartPool, early: Any, timer: StepT
         return write_outputs(out, page, inp.analysis)
 
 
-def render_capture(capture_path: Path, out: Path, *, labels: list[tuple[str, str]] | None = None,
+def render_capture(capture_path: Path | list[Path], out: Path, *, labels: list[tuple[str, str]] | None = None,
                    live: bool = False, capture_label: str | None = None, baseline: Path | None = None,
                    tolerance: float = 0.05, strict: bool = False, pending: PendingRead | None = None,
-                   timer: StepTimer | None = None, chart_workers: int = 1) -> tuple[Analysis, list[Path], list[str]]:
+                   timer: StepTimer | None = None, chart_workers: int = 1,
+                   case: Case | None = None, ceilings: list[tuple[str, str]] | None = None,
+                   expect: Path | None = None) -> tuple[Analysis, list[Path], list[str]]:
     """Read, analyze and render one capture into ``out`` (index.html, summary.csv, summary.json).
 
     ``capture_label`` is the path the report names for the capture (a live run renders inside
@@ -60,7 +63,10 @@ def render_capture(capture_path: Path, out: Path, *, labels: list[tuple[str, str
     flagged beyond ``tolerance``). ``pending``: the read of ``capture_path`` already started
     (:func:`profiler_report.capture.readahead.start_read`). ``chart_workers`` > 1 draws the charts
     in that many forked processes. ``timer`` records read, analyze, page (including the wait for
-    the charts) and write.
+    the charts) and write. ``case``: the case that made both captures (``--case DIR``; None finds
+    it from the capture, see :func:`~profiler_report.analysis.stages.own_case`). A list of captures
+    is one ladder; ``ceilings`` and ``expect`` are ``--ceiling`` and ``--expect`` (see
+    :func:`~profiler_report.analysis.run.load_run`).
 
     Returns:
         (the analysis, the files written, what makes the two runs not comparable: [] without a
@@ -73,14 +79,16 @@ def render_capture(capture_path: Path, out: Path, *, labels: list[tuple[str, str
     """
     timer = timer or StepTimer(progress=False)
     with ChartPool(chart_workers) as pool:  # forked now: the workers start while ncu_report reads
-        side = read_sidecars(Path(capture_path).parent)
+        many = isinstance(capture_path, list | tuple) and len(capture_path) > 1
+        side = Sidecars() if many else read_sidecars(Path(_first(capture_path)).parent)
         early = pool.draw(sidecar_chart_jobs(side.bench, side.sweep))  # need no capture: drawn during the read
         with timer.step("read"):
-            run = load_run(capture_path, labels, pending=pending, sidecars=side)
+            run = load_run(capture_path, labels, pending=pending, sidecars=side, case=case, ceilings=ceilings,
+                           expect=expect)
         inp, diffs = _inputs(run, live, capture_label), []
         if baseline is not None:
             with timer.step("baseline"):
-                old = load_run(baseline, labels)
+                old = load_run(baseline, labels, case=case, ceilings=ceilings, expect=expect)
                 diffs = require_comparable(old, run, strict)
             inp.comparison = comparison_rows(diff_summaries(old.summary, run.summary, tolerance))
             inp.comparison_note = (f"Baseline: {baseline}. Flagged: a count or ratio changed by more than "
@@ -90,7 +98,11 @@ def render_capture(capture_path: Path, out: Path, *, labels: list[tuple[str, str
     return run.analysis, files, diffs
 
 
-def counterless_inputs(folder: Path, side: Sidecars, live: bool = True) -> PageInputs:
+def _first(path: Path | list[Path]) -> Path:
+    return path[0] if isinstance(path, list | tuple) else path
+
+
+def counterless_inputs(folder: Path, side: Sidecars, live: bool = True, case: Case | None = None) -> PageInputs:
     """The :class:`PageInputs` of a run without counters, from its sidecar files.
 
     Raises:
@@ -100,7 +112,7 @@ def counterless_inputs(folder: Path, side: Sidecars, live: bool = True) -> PageI
         raise InputError(f"{folder} holds neither validation.json nor timings.json",
                          "run `profiler-report run --no-counters` to make them")
     prov: dict[str, Any] = dict(side.provenance or {})
-    case = get_case(str(prov.get("case", "transpose")))
+    case = case or get_case(str(prov.get("case_dir") or prov.get("case", "transpose")))
     reason = unavailable_reason(prov)
     summary = timings_summary(case, side.validation or [], side.timings or [], prov)
     analysis = timings_analysis(summary, case.manifest, f"unavailable ({reason})")
@@ -112,14 +124,15 @@ def counterless_inputs(folder: Path, side: Sidecars, live: bool = True) -> PageI
                       counters=reason, notes=[counters_note(reason), *page_notes(prov)])
 
 
-def render_timings_only(folder: Path, out: Path | None = None, live: bool = True) -> tuple[Analysis, list[Path]]:
+def render_timings_only(folder: Path, out: Path | None = None, live: bool = True,
+                        case: Case | None = None) -> tuple[Analysis, list[Path]]:
     """The report of a run without counters (``run --no-counters``): ``folder``'s validation.json,
     timings.json and provenance.json rendered into ``out`` (default: ``folder``).
 
     Raises:
         InputError: the folder holds neither validation.json nor timings.json, or one is corrupt.
     """
-    inp = counterless_inputs(folder, read_sidecars(folder), live)
+    inp = counterless_inputs(folder, read_sidecars(folder), live, case)
     with ChartPool(1) as pool:
         files = _write(inp, out or folder, pool, pool.draw(sidecar_chart_jobs(inp.bench, inp.sweep)),
                        StepTimer(progress=False))

@@ -21,7 +21,7 @@ from profiler_report.capture.model import RULE_COLUMNS
 from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import Manifest
 from profiler_report.errors import CounterPermissionError, InputError
-from profiler_report.metrics import HEADLINE, HEADLINE_BY_NAME, TIMING_COLUMNS
+from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
 
 _REASON = re.compile(r"unavailable \((.+)\)")
 
@@ -81,7 +81,7 @@ def timings_analysis(summary: pd.DataFrame, manifest: Manifest, label: str) -> A
     verdicts = {only.iloc[i]["stage"]: stage_verdict(only.iloc[i - 1] if i else None, only.iloc[i], col)
                 for i in range(len(only))}
     exp = judge_expectations(summary, list(manifest.stages))
-    counter = exp["metric"].isin(HEADLINE_BY_NAME.keys())
+    counter = ~exp["metric"].isin([c.name for c in TIMING_COLUMNS])  # headline columns and raw ncu metrics
     exp.loc[counter, "verdict"] = label
     exp.loc[counter, "why"] = "counters were not collected in this run"
     return Analysis(

@@ -67,9 +67,10 @@ def measured_sm_clock(capture: Capture) -> str:
 
 
 def capture_provenance(capture: Capture, side: Sidecars, live: bool) -> dict[str, Any]:
-    """Provenance for the report: the live run's record, else what the capture itself holds."""
+    """Provenance for the report: the live run's record, else what the capture itself holds
+    (:func:`foreign_provenance`)."""
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    prov: dict[str, Any] = dict(side.provenance or {})
+    prov: dict[str, Any] = dict(side.provenance or {}) if side.provenance else foreign_provenance(capture)
     dev = capture.device
     prov.setdefault("gpu", dev.get("gpu", "unknown (not in the capture)"))
     prov.setdefault("sm_count", dev.get("sm_count", "unknown"))
@@ -79,14 +80,55 @@ def capture_provenance(capture: Capture, side: Sidecars, live: bool) -> dict[str
         # ncu_report reports its own version, not that of the ncu that wrote the capture.
         prov.setdefault("ncu_version", f"unknown (not in the capture; read with ncu_report {capture.report_version})")
     prov.setdefault("clock_control", clock_control_from_log(Path(capture.path).parent / "ncu.log"))
-    prov["capture"] = str(capture.path)
+    prov["capture"] = " + ".join(str(p) for p in capture.parts) if capture.parts else str(capture.path)
     prov["rendered_utc"] = now
     if live:
         prov["mode"] = "live run"
     else:
         prov["mode"] = "recorded capture"
         recorded = side.provenance.get("date_utc", "an unknown date") if side.provenance else "an unknown date"
-        prov["mode_note"] = (f"Rendered on {now} from {capture.path}, recorded on {recorded}. "
+        prov["mode_note"] = (f"Rendered on {now} from {prov['capture']}, recorded on {recorded}. "
                              + ("Event timings and correctness checks are the ones recorded with it."
                                 if side.timings else "No event timings were recorded with this capture."))
+    return prov
+
+
+#: What a capture made elsewhere cannot say (no provenance.json beside it), for the one line
+#: "not in the capture" of the environment block.
+NOT_IN_A_CAPTURE = ("driver", "CUDA runtime", "Nsight Compute version", "--set", "cache control",
+                    "the problem size", "event timings", "date", "commit")
+
+
+def foreign_provenance(capture: Capture) -> dict[str, Any]:
+    """What a capture without provenance.json holds: the device's attributes
+    (``device__attribute_*``: SM clock, memory clock, L2 size), its launches, kernels, grids and
+    blocks, the dtype of the kernels' first template argument, the ncu_report that read it; and
+    ``not_in_capture``, one line for what it cannot say (clock control too, unless an ncu.log
+    beside it does)."""
+    from profiler_report.analysis.compare import run_identity
+
+    dev, prov = capture.device, {}
+    if dev.get("sm_clock_khz"):
+        prov["sm_clock"] = f"{float(dev['sm_clock_khz']) / 1e6:.2f} GHz (device attribute; the clock while " \
+                           "profiling is not recorded)"
+    if dev.get("memory_clock_khz"):
+        prov["memory_clock"] = f"{float(dev['memory_clock_khz']) / 1e6:.2f} GHz (device attribute)"
+    if dev.get("l2_bytes"):
+        prov["l2_size"] = f"{float(dev['l2_bytes']) / 2**20:.0f} MiB"
+    launches = capture.launches()
+    kernels = list(dict.fromkeys(launches["kernel"]))
+    prov["launches"] = f"{len(launches)} launches of {len(kernels)} kernels: {', '.join(kernels[:8])}" \
+        + (f" and {len(kernels) - 8} more" if len(kernels) > 8 else "")
+    shapes = list(dict.fromkeys(f"grid {g}, block {b}" for g, b in zip(launches["grid"], launches["block"],
+                                                                      strict=True)))
+    prov["launch_shapes"] = "; ".join(shapes[:4]) + (f"; and {len(shapes) - 4} more" if len(shapes) > 4 else "")
+    dtype = run_identity(capture, {}).get("dtype")
+    if dtype:
+        prov["dtype"] = f"{dtype} (the kernels' first template argument)"
+    if capture.report_version:
+        prov["read_with"] = f"ncu_report {capture.report_version}"
+    missing = list(NOT_IN_A_CAPTURE)
+    if not clock_control_from_log(Path(capture.path).parent / "ncu.log").startswith("none"):
+        missing.insert(4, "clock control")
+    prov["not_in_capture"] = ", ".join(missing)
     return prov

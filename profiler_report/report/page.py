@@ -170,7 +170,7 @@ def _correct_text(v: dict[str, Any] | None, case: Case | None) -> str:
 def _section(inp: PageInputs, rules: CellRules, prev: pd.Series | None, row: pd.Series,
              sources: dict[str, str]) -> StageSection:
     a, case, sid = inp.analysis, inp.case, row["stage"]
-    st = next((s for s in case.manifest.stages if s.id == sid), None) if case else None
+    st = a.stage_info.get(sid) or (next((s for s in case.manifest.stages if s.id == sid), None) if case else None)
     cur_src = sources.get(sid)
     if cur_src is not None:
         prev_src = sources.get(prev["stage"]) if prev is not None else None
@@ -240,7 +240,8 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
         ceilings=[{"name": t["name"], "gbps": fmt(t["gbps"]), "median_us": fmt(t["median_us"])}
                   for t in inp.timings or [] if t["name"] in ("memcpy", ceiling_id)],
         missing=a.missing, validation=_validation_rows(inp), validation_text=case.validation_text if case else "",
-        sources=[(c.label, c.source) for c in (*HEADLINE, *TIMING_COLUMNS)], notes=list(inp.notes),
+        sources=[(c.label, c.source) for c in (*HEADLINE, *(TIMING_COLUMNS if inp.timings else ()))],
+        notes=list(inp.notes),
         peers_rows=bench_rows(inp.bench or []), peers_pct_label=pct_label(inp.bench or []),
         sweep_rows=_records(sweep_frame) if not sweep_frame.empty else [],
         shapes_rows=_records(shapes) if not shapes.empty else [],
@@ -273,6 +274,31 @@ _ENV_KEYS = (
 )
 
 
+#: What a capture made elsewhere holds (report.notes.foreign_provenance), after the known keys.
+_CAPTURE_KEYS = (
+    ("sm_clock", "SM clock"), ("memory_clock", "memory clock"), ("l2_size", "L2 cache"), ("launches", "launches"),
+    ("launch_shapes", "launch shapes"), ("read_with", "read with"),
+)
+
+
+def _env_keys(prov: dict[str, Any]) -> list[tuple[str, str]]:
+    """:data:`_ENV_KEYS`, the transpose's rows and cols replaced by the case's own dimensions."""
+    dims = prov.get("dims")
+    if not isinstance(dims, list) or not dims or dims == ["rows", "cols"]:
+        return list(_ENV_KEYS)
+    keys = [k for k in _ENV_KEYS if k[0] not in ("rows", "cols", "profile_rows", "profile_cols")]
+    at = [k[0] for k in keys].index("dtype")
+    sizes = [(d, f"{d} (timing)") for d in dims] + [(f"profile_{d}", f"{d} (profiled)") for d in dims]
+    return keys[:at] + sizes + keys[at:]
+
+
 def environment_rows(prov: dict[str, Any]) -> list[tuple[str, str]]:
-    """(label, value) rows of the environment block; absent keys read 'unknown (not recorded)'."""
-    return [(label, str(prov.get(key, "unknown (not recorded)"))) for key, label in _ENV_KEYS]
+    """(label, value) rows of the environment block. A run's provenance.json: every key, absent
+    ones 'unknown (not recorded)'. A capture made elsewhere (``not_in_capture`` set): only what it
+    holds, then one row for what it cannot say."""
+    keys = _env_keys(prov)
+    if not prov.get("not_in_capture"):
+        return [(label, str(prov.get(key, "unknown (not recorded)"))) for key, label in keys]
+    rows = [(label, str(prov[key])) for key, label in (*keys, *_CAPTURE_KEYS)
+            if key in prov and not str(prov[key]).startswith("unknown")]
+    return [*rows, ("not in the capture", str(prov["not_in_capture"]))]

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-DTYPES = ("float16", "float32", "float64", "int32")
+#: The floating-point dtypes the transpose (and every case by default) runs in.
+DTYPES = ("float16", "float32", "float64")
 
 
 #: C++ element type each dtype is instantiated with. float16 moves as raw 16-bit words: a
 #: transpose only moves bits, and this keeps NVRTC free of cuda_fp16.h.
-CXX_TYPES = {"float16": "unsigned short", "float32": "float", "float64": "double", "int32": "int"}
+CXX_TYPES = {"float16": "unsigned short", "float32": "float", "float64": "double"}
 
 
-ITEMSIZE = {"float16": 2, "float32": 4, "float64": 8, "int32": 4}
+#: Integer dtypes a user's case may run in (``Case.dtypes``), with their C++ element types.
+INT_CXX_TYPES = {"uint8": "unsigned char", "int32": "int", "uint32": "unsigned int"}
+
+#: Every dtype ``--dtype`` accepts: a case says which of them it runs in.
+ALL_DTYPES = (*DTYPES, *INT_CXX_TYPES)
+
+#: dtype -> C++ element type, for every dtype of :data:`ALL_DTYPES`.
+ALL_CXX_TYPES = {**CXX_TYPES, **INT_CXX_TYPES}
+
+
+ITEMSIZE = {"float16": 2, "float32": 4, "float64": 8, "uint8": 1, "int32": 4, "uint32": 4}
