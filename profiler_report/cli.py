@@ -282,11 +282,26 @@ def _shape_lines(rows: list[Any]) -> str:
 @click.option("--quick", is_flag=True, help="Only 8192x8192 float32 with peers; no sweep.")
 @click.option("--repeats", default=30, show_default=True, help="Event-timed launches per entry (>= 20).")
 @click.option("--case", "case_name", default="transpose", show_default=True, help="The case study (kernel ladder).")
-def bench(out: Path, quick: bool, repeats: int, case_name: str) -> None:
-    """Time every stage against memcpy, copy kernels and peer libraries; sweep sizes and dtypes (GPU)."""
+@click.option("--cluster", type=click.Choice(["local"]), default=None,
+              help="Fan the sweep's points out over a dask-cuda LocalCUDACluster: one worker per visible GPU "
+                   "(needs the cluster extra).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Fan the sweep's points out over a running Dask cluster, e.g. tcp://host:8786 (one GPU per worker).")
+@click.option("--fresh", is_flag=True,
+              help="Run every point again; by default points finished by this commit (kept in OUT.points/) are reused.")
+def bench(out: Path, quick: bool, repeats: int, case_name: str, cluster: str | None, scheduler: str | None,
+          fresh: bool) -> None:
+    """Time every stage against memcpy, copy kernels and peer libraries; sweep sizes and dtypes (GPU).
+
+    One task per sweep point (case, size, dtype, configuration): in-process by default, or on the GPUs
+    of a Dask cluster (--cluster local, --scheduler ADDRESS). A failed point is retried once, then
+    listed with its reason under the JSON's sweep.points; running the command again resumes."""
+    import shutil
+
     from profiler_report.cases import get_case
+    from profiler_report.live import fanout
     from profiler_report.live.config import RunConfig
-    from profiler_report.live.session import provenance
+    from profiler_report.live.session import git_commit, provenance
     from profiler_report.util.fsio import write_json
 
     if repeats < 20:
@@ -294,13 +309,50 @@ def bench(out: Path, quick: bool, repeats: int, case_name: str) -> None:
     if out.is_dir() or not out.name or not out.parent.is_dir() or not os.access(out.parent, os.W_OK):
         raise InputError(f"cannot write the results to {out}", "pass --out FILE.json in a writable folder")
     case = get_case(case_name)
-    rows = case.bench(quick=quick, repeats=repeats)
+    points = case.sweep_points(case_name, quick=quick, repeats=repeats)
+    folder = out.with_name(out.name + ".points")
+    if fresh:
+        shutil.rmtree(folder, ignore_errors=True)
+    store = fanout.PointStore(folder, git_commit(Path(__file__).resolve().parent.parent))
+    engine = fanout.engine_name(cluster, scheduler)
+
+    def progress(res: fanout.PointResult) -> None:
+        where = f"{res.where.get('host', '')} GPU {res.where.get('gpu_index', '?')}"
+        text = f"{res.status} in {res.wall_s:.1f} s on {where}" if res.status == "ok" else f"FAILED: {res.reason}"
+        click.echo(f"point {res.point.label()}: {text}", err=res.status != "ok")
+
+    with fanout.dask_client(cluster, scheduler) as client:
+        results = fanout.run_sweep(points, client=client, store=store, progress=progress)
+    rows = case.bench_rows([r for res in results for r in res.rows])
     click.echo(case.bench_table(rows))
     click.echo(_shape_lines(rows))
-    prov = provenance(RunConfig(case=case.name, counters=False), case, None, [])
+    record = fanout.sweep_record(results, engine)
+    for warning in record["warnings"]:
+        click.echo(f"warning: {warning}", err=True)
+    failed = [res for res in results if res.status != "ok"]
+    if failed:
+        click.echo(f"warning: {len(failed)} of {len(results)} points failed (listed in {out} sweep.points; "
+                   "run the same command again to retry them)", err=True)
+    prov = provenance(RunConfig(case=case.name, counters=False), case, None, []) if client is None \
+        else _cluster_provenance(case, results)
     prov["mode"] = "live run"
-    write_json(out, case.bench_json(rows, prov))
+    write_json(out, {**case.bench_json(rows, prov), "sweep": record})
     click.echo(f"wrote {out}")
+
+
+def _cluster_provenance(case: Any, results: list[Any]) -> dict[str, Any]:
+    """Provenance of a sweep that ran on Dask workers: the client may have no GPU, so the GPU
+    fields are those of the first finished point's worker (sweep.points has every point's)."""
+    import datetime as dt
+    import platform
+
+    from profiler_report.live.session import git_commit
+
+    where = next((r.where for r in results if r.status == "ok"), {})
+    return {"mode": "live run", "date_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+            "commit": git_commit(Path(__file__).resolve().parent.parent), "client_host": platform.node(),
+            "host": where.get("host", ""), "gpu": where.get("gpu", ""), "driver": where.get("driver", ""),
+            "case": case.name, "counters": "unavailable (bench)"}
 
 
 def _warn_not_comparable(old: Path | list[Path], new: Path | list[Path], diffs: list[str]) -> None:

@@ -199,3 +199,55 @@ def install_numpy_gpu(patch: Any, kernels: dict[str, Any], compile_error: Except
 class CompileException(Exception):
     """Stands in for ``cupy.cuda.compiler.CompileException``: its message is the compiler's log
     (the live side recognises it by class name, as it does cupy's)."""
+
+
+# --------------------------------------------------------------------------------------------
+# A sweep point-runner for live/fanout.py on CPU Dask workers. Its rows are the reduction's own
+# BenchRow with test values (note "test double"), never measurements. FAKE_FANOUT_DIR (inherited
+# by the worker processes) holds the controls: a file ``fail-once-KEY`` makes that point raise once
+# (the file is removed), ``fail-always-KEY`` always; ``die-once-KEY`` / ``die-always-KEY`` kill the
+# worker process (a lost worker); ``sleep`` holds seconds to sleep per point. Every run appends
+# "KEY PID" to ``runs.log`` (which process ran which point).
+
+
+def fanout_dir() -> Path:
+    return Path(os.environ["FAKE_FANOUT_DIR"])
+
+
+def fake_point_runner(point: Any) -> Any:
+    """Run ``point`` as a test double: see the block comment above."""
+    import time
+    from dataclasses import asdict
+
+    from profiler_report.cases.reduction.bench import BenchRow
+    from profiler_report.live.fanout import WHERE_FIELDS, PointResult, where_am_i
+
+    folder, key = fanout_dir(), point.key()
+    with open(folder / "runs.log", "a") as log:
+        log.write(f"{key} {os.getpid()}\n")
+    sleep = folder / "sleep"
+    if sleep.exists():
+        time.sleep(float(sleep.read_text()))
+    for how in ("fail", "die"):
+        once, always = folder / f"{how}-once-{key}", folder / f"{how}-always-{key}"
+        if once.exists() or always.exists():
+            if once.exists():
+                once.unlink()
+            if how == "die":
+                os._exit(1)
+            raise RuntimeError(f"test double: CUDA error at {point.label()}")
+    n = point.dims.get("n", 0)
+    rows = [asdict(BenchRow(f"stage {i} [{point.unit}]", "stage", n, point.dtype, 10.0 + i, 9.0 + i, 11.0 + i,
+                            n * 4 / ((10.0 + i) * 1e3), 100.0, "test double", "test double", size=f"n={n}"))
+            for i in range(2)]
+    where = {**where_am_i(), "pid": os.getpid()}
+    for r in rows:
+        r.update({k: where[k] for k in WHERE_FIELDS})
+    return PointResult(point, rows, where, seconds=0.0)
+
+
+def fanout_runs() -> list[tuple[str, int]]:
+    """(point key, pid) of every fake_point_runner call so far, in order."""
+    log = fanout_dir() / "runs.log"
+    lines = log.read_text().split("\n") if log.exists() else []
+    return [(k, int(p)) for k, p in (line.split() for line in lines if line)]

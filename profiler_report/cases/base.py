@@ -261,6 +261,19 @@ class Case:
         """Time the stages against the case's ceilings and peers (GPU); rows for bench.json."""
         raise InputError(f"case {self.name} has no benchmark", "run `profiler-report run` instead")
 
+    def sweep_points(self, ref: str, *, quick: bool, repeats: int) -> list[Any]:
+        """:meth:`bench` as a list of live.fanout.SweepPoint work units (``ref``: how a worker
+        process finds this case again, a name or a case folder), in the order bench runs them."""
+        raise InputError(f"case {self.name} has no benchmark", "run `profiler-report run` instead")
+
+    def bench_point(self, point: Any) -> list[Any]:
+        """The rows of one :meth:`sweep_points` point, timed on this process's GPU."""
+        raise NotImplementedError
+
+    def bench_rows(self, dicts: list[dict[str, Any]]) -> list[Any]:
+        """Bench rows back from their dicts (gathered from workers, or the point store)."""
+        raise NotImplementedError
+
     def bench_table(self, rows: list[Any]) -> str:
         """:meth:`bench` rows as the plain-text table ``profiler-report bench`` prints."""
         raise NotImplementedError

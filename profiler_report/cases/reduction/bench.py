@@ -15,6 +15,7 @@ from typing import Any
 
 from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import Stage
+from profiler_report.live.fanout import SweepPoint
 from profiler_report.live.gpu import device_info, event_times_us, import_cupy, memcpy_fn, poison
 from profiler_report.live.kernels import Kernels, compile_module
 from profiler_report.util.dtypes import ITEMSIZE
@@ -47,6 +48,10 @@ class BenchRow:
     threads: int = 0  # config rows: threads per block
     blocks: int = 0  # config rows: blocks of the grid
     chosen: bool = False  # config rows: the manifest's configuration (the one profiled)
+    # Where the row's sweep point ran (live/fanout.py WHERE_FIELDS): host, GPU index and UUID.
+    host: str = ""
+    gpu_index: str = ""
+    gpu_uuid: str = ""
 
 
 def _row(name: str, kind: str, us: list[float] | None, n: int, dtype: str, timing: str, l2: int,
@@ -266,21 +271,31 @@ def bench_configs(case: Case, n: int, dtype: str, *, repeats: int = 30, warmup: 
 SWEEP_N = (2**20, 2**23, 2**24, 2**26, 100_000_007, 2**28 - 1, 2**28, 300_000_001)
 
 
-def run_all(case: Case, *, quick: bool = False, repeats: int = 30) -> list[BenchRow]:
-    """Headline (2^28 float32 and int32) with peers and the block sweep, then the n sweep."""
-    rows: list[BenchRow] = []
+def sweep_points(case: Case, ref: str, *, quick: bool = False, repeats: int = 30) -> list[SweepPoint]:
+    """The whole benchmark as work units: headline (2^28 float32 and int32) with peers and the
+    block sweep, then the n sweep. ``ref`` is how a worker finds the case."""
+    points: list[SweepPoint] = []
     for dtype in ("float32",) if quick else ("float32", "int32"):
-        rows += bench_size(case, 2**28, dtype, repeats=repeats)
-        rows += bench_configs(case, 2**28, dtype, repeats=repeats)
-        print(f"benched n=2^28 {dtype}", flush=True)
+        points += [SweepPoint(ref, "size", (("n", 2**28),), dtype, repeats=repeats),
+                   SweepPoint(ref, "configs", (("n", 2**28),), dtype, repeats=repeats)]
     if quick:
-        return rows
-    for dtype in ("float32", "int32"):
-        for n in SWEEP_N:
-            if n != 2**28:
-                rows += bench_size(case, n, dtype, repeats=repeats)
-        print(f"swept {dtype}", flush=True)
-    return rows
+        return points
+    return points + [SweepPoint(ref, "size", (("n", n),), dtype, repeats=repeats)
+                     for dtype in ("float32", "int32") for n in SWEEP_N if n != 2**28]
+
+
+def bench_point(case: Case, point: SweepPoint) -> list[BenchRow]:
+    """One work unit of :func:`sweep_points` on this process's GPU."""
+    n = point.dims["n"]
+    if point.unit == "configs":
+        return bench_configs(case, n, point.dtype, repeats=point.repeats)
+    stages = [s for s in case.manifest.stages if s.launch == point.stages] if point.stages else None
+    return bench_size(case, n, point.dtype, repeats=point.repeats, with_peers=point.peers, stages=stages)
+
+
+def run_all(case: Case, *, quick: bool = False, repeats: int = 30) -> list[BenchRow]:
+    """The whole benchmark in-process: every point of :func:`sweep_points`, in order."""
+    return [row for p in sweep_points(case, case.name, quick=quick, repeats=repeats) for row in bench_point(case, p)]
 
 
 def best_peer_gbps(rows: list[BenchRow]) -> dict[tuple[int, str], float]:

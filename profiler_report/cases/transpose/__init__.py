@@ -81,6 +81,21 @@ class TransposeCase(Case):
 
         return run_all(self, quick=quick, repeats=repeats)
 
+    def sweep_points(self, ref: str, *, quick: bool, repeats: int) -> list[Any]:
+        from profiler_report.cases.transpose.bench import sweep_points
+
+        return sweep_points(self, ref, quick=quick, repeats=repeats)
+
+    def bench_point(self, point: Any) -> list[Any]:
+        from profiler_report.cases.transpose.bench import bench_point
+
+        return bench_point(self, point)
+
+    def bench_rows(self, dicts: list[dict[str, Any]]) -> list[Any]:
+        from profiler_report.cases.transpose.bench import BenchRow
+
+        return [BenchRow(**d) for d in dicts]
+
     def bench_table(self, rows: list[Any]) -> str:
         from profiler_report.cases.transpose.bench import table
 

@@ -14,6 +14,7 @@ from typing import Any
 from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import Stage
 from profiler_report.cases.transpose.launch import tuned_shape
+from profiler_report.live.fanout import SweepPoint
 from profiler_report.live.gpu import device_info, import_cupy, memcpy_fn, poison
 from profiler_report.live.kernels import Kernels, compile_module
 from profiler_report.util.dtypes import ITEMSIZE
@@ -46,6 +47,10 @@ class BenchRow:
     threads: int = 0
     per_thread: int = 0
     chosen: bool = False
+    # Where the row's sweep point ran (live/fanout.py WHERE_FIELDS): host, GPU index and UUID.
+    host: str = ""
+    gpu_index: str = ""
+    gpu_uuid: str = ""
 
 
 def _bits_equal(cupy: Any, out: Any, ref: Any) -> bool:
@@ -316,30 +321,43 @@ SWEEP_SIZES = ((1024, 1024), (2048, 2048), (4096, 4096), (8192, 8192), (16384, 1
                (8192, 2048), (2048, 8192), (4097, 8191), (1000, 3000))
 
 
-def run_all(case: Case, *, quick: bool = False, repeats: int = 30) -> list[BenchRow]:
-    """The whole benchmark: headline sizes with peers, dtypes at equal bytes, the sweep, attempts."""
-    rows: list[BenchRow] = []
+def sweep_points(case: Case, ref: str, *, quick: bool = False, repeats: int = 30) -> list[SweepPoint]:
+    """The whole benchmark as work units: headline sizes with peers and the block-shape sweep,
+    dtypes at equal bytes, the size sweep, attempts. ``ref`` is how a worker finds the case."""
+    def size(r: int, c: int) -> tuple[tuple[str, int], ...]:
+        return (("rows", r), ("cols", c))
+
     headline = [(8192, 8192, "float32")] if quick else [
         (8192, 8192, "float32"), (16384, 16384, "float32"),
         (8192, 16384, "float16"), (8192, 4096, "float64"),
     ]
+    points: list[SweepPoint] = []
     for r, c, dt in headline:
-        rows += bench_size(case, r, c, dt, repeats=repeats)
-        rows += bench_shapes(case, r, c, dt, repeats=repeats)
-        print(f"benched {r}x{c} {dt}", flush=True)
+        points += [SweepPoint(ref, "size", size(r, c), dt, repeats=repeats),
+                   SweepPoint(ref, "shapes", size(r, c), dt, repeats=repeats)]
     if quick:
-        return rows
-    tags = {(x.rows, x.cols, x.dtype) for x in rows}
-    for dt in ("float32", "float16", "float64"):
-        for r, c in SWEEP_SIZES:
-            if (r, c, dt) not in tags:
-                rows += bench_size(case, r, c, dt, repeats=repeats, with_peers=False)
-        print(f"swept {dt}", flush=True)
-    vec = [s for s in case.manifest.stages if s.launch == "vec"]
-    for opt in ("-maxrregcount=32",):
-        rows += bench_size(case, 8192, 8192, "float32", repeats=repeats, with_peers=False,
-                           stages=vec, options=(opt,), suffix=f" [{opt}]")
-    return rows
+        return points
+    tags = set(headline)
+    points += [SweepPoint(ref, "size", size(r, c), dt, peers=False, repeats=repeats)
+               for dt in ("float32", "float16", "float64") for r, c in SWEEP_SIZES if (r, c, dt) not in tags]
+    points += [SweepPoint(ref, "size", size(8192, 8192), "float32", stages="vec", options=(opt,), suffix=f" [{opt}]",
+                          peers=False, repeats=repeats) for opt in ("-maxrregcount=32",)]
+    return points
+
+
+def bench_point(case: Case, point: SweepPoint) -> list[BenchRow]:
+    """One work unit of :func:`sweep_points` on this process's GPU."""
+    d = point.dims
+    if point.unit == "shapes":
+        return bench_shapes(case, d["rows"], d["cols"], point.dtype, repeats=point.repeats)
+    stages = [s for s in case.manifest.stages if s.launch == point.stages] if point.stages else None
+    return bench_size(case, d["rows"], d["cols"], point.dtype, repeats=point.repeats, with_peers=point.peers,
+                      stages=stages, options=point.options, suffix=point.suffix)
+
+
+def run_all(case: Case, *, quick: bool = False, repeats: int = 30) -> list[BenchRow]:
+    """The whole benchmark in-process: every point of :func:`sweep_points`, in order."""
+    return [row for p in sweep_points(case, case.name, quick=quick, repeats=repeats) for row in bench_point(case, p)]
 
 
 def make_pairs(case: Case, cupy: Any, rows: int, cols: int, dtype: str, buffers: int) -> list[tuple[Any, Any]]:
