@@ -176,6 +176,14 @@ def test_bench_through_a_scheduler_writes_what_in_process_writes(client: Any, co
     assert engines == ("in-process", f"dask scheduler {client.scheduler.address}")
     assert [p["key"] for p in ja["sweep"]["points"]] == [p["key"] for p in jb["sweep"]["points"]]
     assert (tmp_path / "b.json.points").is_dir()
+    # scripts/compare_bench.py: the two match; a row moved out of its spread is named.
+    script = Path(__file__).parent.parent / "scripts" / "compare_bench.py"
+    same = subprocess.run([sys.executable, str(script), str(a), str(b)], capture_output=True, text=True, timeout=60)
+    assert same.returncode == 0 and "overhead per point" in same.stdout, same.stdout + same.stderr
+    jb["rows"][1].update(p10_us=50.0, p90_us=60.0)
+    b.write_text(json.dumps(jb))
+    moved = subprocess.run([sys.executable, str(script), str(a), str(b)], capture_output=True, text=True, timeout=60)
+    assert moved.returncode == 1 and "bands do not overlap" in moved.stdout, moved.stdout
 
 
 @pytest.mark.parametrize("args, message", [
