@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from profiler_report.errors import InputError, NoGpuError
+from profiler_report.errors import InputError, ProfilerReportError
 from profiler_report.util.fsio import write_json
 
 #: Extra row fields saying where a point ran; the only fields of a row that may differ between an
@@ -200,7 +200,8 @@ def run_sweep(points: list[SweepPoint], runner: Runner | None = None, *, client:
     runs one point (default :func:`run_point`; it must be importable on the workers).
 
     Raises:
-        NoGpuError: in-process, when there is no GPU at all (nothing could run; exit 8 as before).
+        ProfilerReportError: in-process, the tool's own errors (NoGpuError without a GPU, a case's
+            InputError): every point would fail alike, so the sweep stops with its exit code.
     """
     runner = runner or run_point
     done: dict[SweepPoint, PointResult] = {}
@@ -233,7 +234,7 @@ def _run_here(point: SweepPoint, runner: Runner, retries: int) -> PointResult:
     for attempt in range(1, retries + 2):
         try:
             res = runner(point)
-        except NoGpuError:
+        except ProfilerReportError:  # no GPU, bad input: every point would fail alike (its exit code)
             raise
         except Exception as exc:  # a GPU error, a CuPy error: the point fails, the sweep goes on
             if attempt > retries:
