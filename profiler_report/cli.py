@@ -351,7 +351,7 @@ def _cluster_provenance(case: Any, results: list[Any]) -> dict[str, Any]:
     where = next((r.where for r in results if r.status == "ok"), {})
     return {"mode": "live run", "date_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
             "commit": git_commit(Path(__file__).resolve().parent.parent), "client_host": platform.node(),
-            "host": where.get("host", ""), "gpu": where.get("gpu", ""), "driver": where.get("driver", ""),
+            "host": where.get("host", ""), "gpu": where.get("gpu_name", ""), "driver": where.get("gpu_driver", ""),
             "case": case.name, "counters": "unavailable (bench)"}
 
 

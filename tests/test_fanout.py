@@ -140,12 +140,16 @@ def test_an_interrupted_sweep_resumes_from_the_finished_points(client: Any, cont
 
 def test_points_of_one_sweep_on_different_gpus_or_drivers_warn() -> None:
     p = points(5, 2)
-    same = [PointResult(x, where={"gpu": "NVIDIA H200", "driver": "580.95"}) for x in p]
-    assert fanout.mixed_gpus(same) == ""
-    other = [same[0], PointResult(p[1], where={"gpu": "NVIDIA H100 80GB HBM3", "driver": "580.95"})]
-    assert fanout.mixed_gpus(other).startswith("points of one sweep ran on different GPU models or drivers: "
-                                               "NVIDIA H100 80GB HBM3 (driver 580.95); NVIDIA H200")
-    assert fanout.sweep_record(other, "in-process")["warnings"] == [fanout.mixed_gpus(other)]
+    h200 = {"host": "a", "gpu_name": "NVIDIA H200", "gpu_driver": "580.95.05"}
+    same = [PointResult(x, where=h200) for x in p]
+    assert fanout.mixed_gpus([r.where for r in same]) == ""
+    other = [same[0], PointResult(p[1], where={**h200, "gpu_name": "NVIDIA H100 80GB HBM3"})]
+    warning = fanout.mixed_gpus([r.where for r in other])
+    assert warning.startswith("points of one sweep ran on different GPU models or drivers: "
+                              "NVIDIA H100 80GB HBM3 (driver 580.95.05); NVIDIA H200")
+    assert fanout.sweep_record(other, "in-process")["warnings"] == [warning]
+    other[1].status = "failed"  # a failed point ran nothing to compare
+    assert fanout.sweep_record(other, "in-process")["warnings"] == []
 
 
 def test_sweep_points_are_the_work_units_run_all_runs() -> None:
@@ -208,3 +212,16 @@ def fanout_has_dask_cuda() -> bool:
     except ImportError:
         return False
     return True
+
+
+def test_the_report_names_the_gpus_the_rows_ran_on_and_warns_when_they_differ() -> None:
+    from profiler_report.report.tables import where_notes
+
+    row = {"name": "memcpy", "host": "node1", "gpu_index": "0", "gpu_uuid": "GPU-a", "gpu_name": "NVIDIA H200",
+           "gpu_driver": "580.95.05"}
+    assert where_notes([row, row]) == [] and where_notes([{"name": "memcpy"}]) == []
+    two = [row, {**row, "gpu_index": "1", "gpu_uuid": "GPU-b"}]
+    assert where_notes(two) == ["the benchmark rows ran on 2 GPUs: node1 GPU 0 (GPU-a), node1 GPU 1 (GPU-b)"]
+    mixed = [row, {**row, "host": "node2", "gpu_driver": "575.57.08"}]
+    notes = where_notes(mixed)
+    assert len(notes) == 2 and notes[1].startswith("warning: points of one sweep ran on different GPU models or drivers")

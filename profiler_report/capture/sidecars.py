@@ -72,7 +72,7 @@ _BENCH_OPTIONAL: dict[str, tuple[type, ...]] = {
     "note": (str,), "timing": (str,), "resident": (str,), "tile": (str,), "threads": (int,), "per_thread": (int,),
     "chosen": (bool,), "pct_of_ceiling": _NUMBER, "size": (str,), "n": (int,), "blocks": (int,),
     # Where the row's sweep point ran (live/fanout.py WHERE_FIELDS).
-    "host": (str,), "gpu_index": (str,), "gpu_uuid": (str,),
+    "host": (str,), "gpu_index": (str,), "gpu_uuid": (str,), "gpu_name": (str,), "gpu_driver": (str,),
 }
 
 

@@ -27,9 +27,9 @@ from typing import Any
 from profiler_report.errors import InputError, ProfilerReportError
 from profiler_report.util.fsio import write_json
 
-#: Extra row fields saying where a point ran; the only fields of a row that may differ between an
-#: in-process sweep and the same sweep through Dask.
-WHERE_FIELDS = ("host", "gpu_index", "gpu_uuid")
+#: Extra row fields saying where a point ran (host, GPU index, UUID, model, driver); the only
+#: fields of a row that may differ between an in-process sweep and the same sweep through Dask.
+WHERE_FIELDS = ("host", "gpu_index", "gpu_uuid", "gpu_name", "gpu_driver")
 
 #: Retries of a failed point (an exception, or its worker lost) before it is recorded as failed.
 RETRIES = 1
@@ -102,7 +102,7 @@ def where_am_i() -> dict[str, Any]:
 
     Sources: CuPy's device properties (name, uuid) and driver version; NVML (pynvml) for the UUID
     and driver when installed. Fields it cannot learn are "" (no GPU, no CuPy)."""
-    out: dict[str, Any] = {"host": platform.node(), "gpu_index": "", "gpu_uuid": "", "gpu": "", "driver": ""}
+    out: dict[str, Any] = {k: "" for k in WHERE_FIELDS} | {"host": platform.node()}
     try:
         import cupy
 
@@ -111,21 +111,21 @@ def where_am_i() -> dict[str, Any]:
         visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
         out["gpu_index"] = visible if visible else str(dev.id)
         name = props.get("name", b"")
-        out["gpu"] = name.decode() if isinstance(name, bytes) else str(name)
+        out["gpu_name"] = name.decode() if isinstance(name, bytes) else str(name)
         uuid = props.get("uuid", b"")
         if isinstance(uuid, bytes) and len(uuid) == 16:
             h = uuid.hex()
             out["gpu_uuid"] = f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
         drv = cupy.cuda.runtime.driverGetVersion()
-        out["driver"] = f"CUDA {drv // 1000}.{drv % 1000 // 10}"
+        out["gpu_driver"] = f"CUDA {drv // 1000}.{drv % 1000 // 10}"
     except Exception:  # no CuPy or no device: where it ran is the host alone
         return out
-    out.update(_nvml(out["gpu_uuid"]))
+    out.update(_nvml())
     return out
 
 
-def _nvml(uuid: str) -> dict[str, str]:
-    """The NVML driver version (and the UUID NVML gives) of the GPU ``uuid``; {} without pynvml."""
+def _nvml() -> dict[str, str]:
+    """The NVML driver version ('580.95.05') in place of CuPy's CUDA API version; {} without pynvml."""
     try:
         import pynvml
 
@@ -133,7 +133,7 @@ def _nvml(uuid: str) -> dict[str, str]:
         try:
             drv = pynvml.nvmlSystemGetDriverVersion()
             drv = drv.decode() if isinstance(drv, bytes) else drv
-            return {"driver": str(drv)}
+            return {"gpu_driver": str(drv)}
         finally:
             pynvml.nvmlShutdown()
     except Exception:  # pynvml missing or NVML unusable: CuPy's answer stands
@@ -321,10 +321,11 @@ def engine_name(cluster: str | None, scheduler: str | None) -> str:
     return f"dask scheduler {scheduler}" if scheduler else "in-process"
 
 
-def mixed_gpus(results: list[PointResult]) -> str:
-    """A warning when the finished points of one sweep (one comparison: its rows are compared with
-    each other) ran on more than one GPU model or driver; '' when they agree."""
-    kinds = sorted({(r.where.get("gpu", ""), r.where.get("driver", "")) for r in results if r.status == "ok"})
+def mixed_gpus(wheres: list[dict[str, Any]]) -> str:
+    """A warning when the points of one sweep (one comparison: its rows are compared with each
+    other) ran on more than one GPU model or driver; '' when they agree. ``wheres``: dicts with
+    ``gpu_name`` and ``gpu_driver`` (PointResult.where, or bench rows)."""
+    kinds = sorted({(str(w.get("gpu_name", "")), str(w.get("gpu_driver", ""))) for w in wheres if w.get("host")})
     if len(kinds) < 2:
         return ""
     text = "; ".join(f"{g or 'unknown GPU'} (driver {d or 'unknown'})" for g, d in kinds)
@@ -333,5 +334,5 @@ def mixed_gpus(results: list[PointResult]) -> str:
 
 def sweep_record(results: list[PointResult], engine: str) -> dict[str, Any]:
     """bench.json's ``sweep`` entry: the engine, every point (status, reason, where), warnings."""
-    warn = mixed_gpus(results)
+    warn = mixed_gpus([r.where for r in results if r.status == "ok"])
     return {"engine": engine, "points": [r.record() for r in results], "warnings": [warn] if warn else []}

@@ -20,7 +20,7 @@ from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
 from profiler_report.report.annotate import add_stage_extras
 from profiler_report.report.cells import CellRules, cell
 from profiler_report.report.charts import attach_charts
-from profiler_report.report.tables import bench_rows, pct_label, shape_table, shape_verdicts, sweep_table
+from profiler_report.report.tables import bench_rows, pct_label, shape_table, shape_verdicts, sweep_table, where_notes
 from profiler_report.util.fmt import fmt
 from profiler_report.util.jsonable import records
 
@@ -241,7 +241,7 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
                   for t in inp.timings or [] if t["name"] in ("memcpy", ceiling_id)],
         missing=a.missing, validation=_validation_rows(inp), validation_text=case.validation_text if case else "",
         sources=[(c.label, c.source) for c in (*HEADLINE, *(TIMING_COLUMNS if inp.timings else ()))],
-        notes=list(inp.notes),
+        notes=[*inp.notes, *where_notes([*(inp.bench or []), *(inp.sweep or [])])],
         peers_rows=bench_rows(inp.bench or []), peers_pct_label=pct_label(inp.bench or []),
         sweep_rows=_records(sweep_frame) if not sweep_frame.empty else [],
         shapes_rows=_records(shapes) if not shapes.empty else [],

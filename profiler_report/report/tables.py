@@ -118,3 +118,20 @@ def sweep_table(sweep: list[dict[str, Any]]) -> pd.DataFrame:
     out["bytes_moved"] = 2 * out["rows"] * out["cols"] * itemsize
     out = out.sort_values(["dtype", "bytes_moved"], kind="stable")
     return out.rename(columns={"name": "best_stage"}).reset_index(drop=True)
+
+
+def where_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """The report's notes on where bench/sweep rows ran (rows of `bench` carry host, gpu_index,
+    gpu_uuid, gpu_name, gpu_driver: live/fanout.py): one line naming the GPUs when the rows ran on
+    more than one, and the warning when those differ in model or driver; [] for rows that say
+    nothing of where they ran (files from before, or one GPU)."""
+    from profiler_report.live.fanout import mixed_gpus
+
+    placed = [r for r in rows if r.get("host")]
+    gpus = sorted({(r["host"], str(r.get("gpu_index", "")), str(r.get("gpu_uuid", ""))) for r in placed})
+    out = []
+    if len(gpus) > 1:
+        names = ", ".join(f"{h} GPU {i or '?'}" + (f" ({u})" if u else "") for h, i, u in gpus)
+        out.append(f"the benchmark rows ran on {len(gpus)} GPUs: {names}")
+    warning = mixed_gpus(placed)
+    return out + ([f"warning: {warning}"] if warning else [])

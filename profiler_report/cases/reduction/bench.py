@@ -48,10 +48,12 @@ class BenchRow:
     threads: int = 0  # config rows: threads per block
     blocks: int = 0  # config rows: blocks of the grid
     chosen: bool = False  # config rows: the manifest's configuration (the one profiled)
-    # Where the row's sweep point ran (live/fanout.py WHERE_FIELDS): host, GPU index and UUID.
+    # Where the row's sweep point ran (live/fanout.py WHERE_FIELDS): host, GPU index, UUID, model, driver.
     host: str = ""
     gpu_index: str = ""
     gpu_uuid: str = ""
+    gpu_name: str = ""
+    gpu_driver: str = ""
 
 
 def _row(name: str, kind: str, us: list[float] | None, n: int, dtype: str, timing: str, l2: int,

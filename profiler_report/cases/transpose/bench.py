@@ -47,10 +47,12 @@ class BenchRow:
     threads: int = 0
     per_thread: int = 0
     chosen: bool = False
-    # Where the row's sweep point ran (live/fanout.py WHERE_FIELDS): host, GPU index and UUID.
+    # Where the row's sweep point ran (live/fanout.py WHERE_FIELDS): host, GPU index, UUID, model, driver.
     host: str = ""
     gpu_index: str = ""
     gpu_uuid: str = ""
+    gpu_name: str = ""
+    gpu_driver: str = ""
 
 
 def _bits_equal(cupy: Any, out: Any, ref: Any) -> bool:
