@@ -97,11 +97,12 @@ class PointResult:
 
 
 def where_am_i() -> dict[str, Any]:
-    """Host, GPU index (the physical one: CUDA_VISIBLE_DEVICES' first entry when set, as dask-cuda
-    pins it, else CuPy's current device), UUID, model and driver of this process's GPU.
+    """WHERE_FIELDS of this process's GPU: host, GPU index (the physical one: CUDA_VISIBLE_DEVICES'
+    first entry when set, as dask-cuda pins it, else CuPy's current device), UUID, model, driver.
 
-    Sources: CuPy's device properties (name, uuid) and driver version; NVML (pynvml) for the UUID
-    and driver when installed. Fields it cannot learn are "" (no GPU, no CuPy)."""
+    Sources: CuPy's device properties (name, uuid) and CUDA driver API version; NVML (pynvml, from
+    nvidia-ml-py) for the UUID and the driver version when it answers. Fields it cannot learn are
+    "" (no GPU, no CuPy)."""
     out: dict[str, Any] = {k: "" for k in WHERE_FIELDS} | {"host": platform.node()}
     try:
         import cupy
@@ -120,24 +121,34 @@ def where_am_i() -> dict[str, Any]:
         out["gpu_driver"] = f"CUDA {drv // 1000}.{drv % 1000 // 10}"
     except Exception:  # no CuPy or no device: where it ran is the host alone
         return out
-    out.update(_nvml())
+    out.update({k: v for k, v in _nvml(out["gpu_index"]).items() if v})
+    if out["gpu_index"].startswith(("GPU-", "MIG-")):  # CUDA_VISIBLE_DEVICES named the GPU by UUID
+        out["gpu_uuid"] = out["gpu_index"]
     return out
 
 
-def _nvml() -> dict[str, str]:
-    """The NVML driver version ('580.95.05') in place of CuPy's CUDA API version; {} without pynvml."""
+def _nvml(index: str) -> dict[str, str]:
+    """NVML's driver version ('580.95.05', in place of CuPy's CUDA API version) and, for a physical
+    GPU ``index`` (NVML ignores CUDA_VISIBLE_DEVICES), its UUID; {} without pynvml or NVML."""
     try:
         import pynvml
 
         pynvml.nvmlInit()
-        try:
-            drv = pynvml.nvmlSystemGetDriverVersion()
-            drv = drv.decode() if isinstance(drv, bytes) else drv
-            return {"gpu_driver": str(drv)}
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:  # pynvml missing or NVML unusable: CuPy's answer stands
+    except Exception:  # pynvml missing or NVML unusable: CuPy's answers stand
         return {}
+    try:
+        out = {"gpu_driver": _text(pynvml.nvmlSystemGetDriverVersion())}
+        if index.isdigit():
+            out["gpu_uuid"] = _text(pynvml.nvmlDeviceGetUUID(pynvml.nvmlDeviceGetHandleByIndex(int(index))))
+        return out
+    except Exception:  # one query failing (a MIG slice, an old driver) leaves the rest as CuPy gave it
+        return {}
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def run_point(point: SweepPoint) -> PointResult:
@@ -248,12 +259,15 @@ def _run_here(point: SweepPoint, runner: Runner, retries: int) -> PointResult:
 def _run_on(client: Any, points: list[SweepPoint], runner: Runner, retries: int) -> Iterator[PointResult]:
     """One task per point on ``client``'s cluster; a task that raises or whose worker is lost
     (Dask's KilledWorker) is submitted once more, then recorded as failed."""
+    import uuid
+
     from distributed import as_completed
 
+    sweep = uuid.uuid4().hex[:8]  # two sweeps on one scheduler never share a task key
     started: dict[Any, tuple[SweepPoint, int, float]] = {}
 
     def submit(p: SweepPoint, attempt: int, t0: float) -> Any:
-        fut = client.submit(runner, p, key=f"point-{p.key()}-{attempt}", pure=False)
+        fut = client.submit(runner, p, key=f"point-{p.key()}-{sweep}-{attempt}", pure=False)
         started[fut] = (p, attempt, t0)
         return fut
 
@@ -294,13 +308,14 @@ def dask_client(cluster: str | None, scheduler: str | None) -> Iterator[Any]:
     try:
         from distributed import Client
     except ImportError as exc:
-        raise InputError(f"Dask's distributed is not installed ({exc})",
+        raise InputError(f"Dask's distributed cannot be imported ({exc})",
                          'pip install "profiler-report[cluster]"') from exc
     if cluster == "local":
         try:
             from dask_cuda import LocalCUDACluster
         except ImportError as exc:
-            raise InputError(f"dask-cuda is not installed ({exc})", 'pip install "profiler-report[cluster]"') from exc
+            raise InputError(f"dask-cuda cannot be imported ({exc})",
+                             'pip install "profiler-report[cluster]"') from exc
         with LocalCUDACluster() as local, Client(local) as client:
             yield client
         return
