@@ -24,8 +24,10 @@ from .errors import InputError, ProfilerReportError, exit_codes_help
 if TYPE_CHECKING:
     from profiler_report.capture.readahead import PendingRead
 
-#: The ``Exit codes:`` epilog of every command's ``--help``, from :data:`errors.EXIT_CODE_TABLE`.
+#: The ``Exit codes:`` epilog of the top-level ``--help``, from :data:`errors.EXIT_CODE_TABLE`.
 EXIT_CODES = exit_codes_help()
+#: Each subcommand's epilog: the table once, in the top-level help, is enough.
+SEE_EXIT_CODES = "Exit codes: see `profiler-report --help`."
 
 #: Most processes drawing charts for ``render``: a page has about a dozen, the slowest ~0.4 s.
 CHART_WORKERS = 8
@@ -83,7 +85,7 @@ def main(ctx: click.Context, debug: bool) -> None:
     ctx.obj = {"debug": debug}
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=SEE_EXIT_CODES)
 @click.option("--case", "case_name", default="transpose", show_default=True, help="The case study (kernel ladder).")
 @click.option("--rows", type=int, default=None, help="transpose: rows of the input matrix (default 8192).")
 @click.option("--cols", type=int, default=None, help="transpose: columns of the input matrix (default 8192).")
@@ -146,7 +148,7 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
     click.echo(f"report: {out / 'index.html'}")
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=SEE_EXIT_CODES)
 @click.option("--from", "capture", required=True, type=click.Path(path_type=Path),
               help="A .ncu-rep (any capture, not only ours) or a raw-page CSV export.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
@@ -156,12 +158,16 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
                    "without it every launch is a stage, in launch order.")
 @click.option("--baseline", type=click.Path(path_type=Path), default=None,
               help="An earlier capture: add a per-stage comparison with it to the report.")
-def render(capture: Path, out: Path | None, stage_opts: tuple[str, ...], baseline: Path | None) -> None:
+@click.option("--force", is_flag=True, help="Write into --out even when it holds a live run's report.")
+def render(capture: Path, out: Path | None, stage_opts: tuple[str, ...], baseline: Path | None, force: bool) -> None:
     """Render the staged HTML report from an existing capture (no GPU needed)."""
     from profiler_report.capture.readahead import start_read
+    from profiler_report.report.guard import refuse_live_overwrite
 
     labels = parse_stage_labels(stage_opts)
     out = out or capture.parent / "rendered"
+    if not force:
+        refuse_live_overwrite(out)  # before the read starts: a refusal costs nothing
     # ncu_report reads in child processes while this one imports pandas, matplotlib and jinja2.
     pending = start_read(capture)
     try:
@@ -190,14 +196,14 @@ def _render_pending(capture: Path, out: Path, labels: list[tuple[str, str]], bas
         gc.freeze()
     workers = min(usable_cpus(), CHART_WORKERS)
     _, files, diffs = render_capture(capture, out, labels=labels or None, baseline=baseline, pending=pending,
-                                     timer=timer, chart_workers=workers)
+                                     timer=timer, chart_workers=workers, force=True)  # checked above
     if baseline is not None:
         _warn_not_comparable(baseline, capture, diffs)
     log(timer.table())
     return files
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=SEE_EXIT_CODES)
 @click.argument("capture", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", default="csv", show_default=True, type=click.Choice(["csv", "json"]))
 @click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX", help="As for render.")
@@ -226,7 +232,7 @@ def _shape_lines(rows: list[Any]) -> str:
     return "\n".join(f"block-shape sweep {v}" for v in shape_verdicts(shapes)) if not shapes.empty else ""
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=SEE_EXIT_CODES)
 @click.option("--out", type=click.Path(path_type=Path), default=Path("bench.json"), show_default=True,
               help="JSON file for the results (render picks up bench.json beside a capture).")
 @click.option("--quick", is_flag=True, help="Only 8192x8192 float32 with peers; no sweep.")
@@ -258,7 +264,7 @@ def _warn_not_comparable(old: Path, new: Path, diffs: list[str]) -> None:
         click.echo(f"warning: {old} and {new} are not comparable: {'; '.join(diffs)} (--strict refuses)", err=True)
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=SEE_EXIT_CODES)
 @click.argument("capture", type=click.Path(path_type=Path))
 @click.option("--thresholds", "thresholds_path", type=click.Path(path_type=Path), default=None,
               help="Thresholds file (default: ./thresholds.toml).")
@@ -301,7 +307,7 @@ def check(capture: Path, thresholds_path: Path | None, baseline: Path | None, mi
         sys.exit(code)
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=SEE_EXIT_CODES)
 @click.argument("old", type=click.Path(path_type=Path))
 @click.argument("new", type=click.Path(path_type=Path))
 @click.option("--tolerance", default=0.05, show_default=True, type=click.FloatRange(min=0, max=1e6),
@@ -337,7 +343,7 @@ def diff(old: Path, new: Path, tolerance: float, show_all: bool, fmt: str, stric
                + ("" if show_all else " (--all lists every one)"))
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=SEE_EXIT_CODES)
 @click.option("--probe", is_flag=True, help="Profile a tiny kernel with ncu to test counter permission for sure.")
 def doctor(probe: bool) -> None:
     """Check GPU, driver, ncu, counter permission and Python packages; say what to fix.

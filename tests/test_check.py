@@ -47,6 +47,7 @@ def test_cli_bad_thresholds_exit_2_with_one_line(monkeypatch, capsys, name, frag
     code, out, err = cli(monkeypatch, capsys, "check", GOOD_REP, "--thresholds", BAD / name)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("error: ") and fragment in err
+    assert "(fix: " in err  # every bad-input line says how to fix it
     assert "Traceback" not in err
 
 

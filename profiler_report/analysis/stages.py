@@ -32,7 +32,8 @@ def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
         try:
             compiled.append((label, re.compile(pattern)))
         except re.error as exc:
-            raise InputError(f"--stage {label}={pattern}: bad regular expression ({exc})") from exc
+            raise InputError(f"--stage {label}={pattern}: bad regular expression ({exc})",
+                             "escape regex characters, e.g. --stage naive='^transpose_naive$'") from exc
     out, seen = [], {}
     for row in launches.itertuples():
         stage = _label(row, compiled)

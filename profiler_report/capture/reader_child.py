@@ -1,4 +1,10 @@
-"""reader child."""
+"""The child process that reads a ``.ncu-rep`` with NVIDIA's ``ncu_report`` module.
+
+``ncu_report`` runs here, never in the process that imports pandas, matplotlib or CuPy: its SWIG
+layer and their native libraries do not share a process reliably, and a child can be stopped at a
+timeout. The module picked is :func:`profiler_report.capture.ncu_module.load_reader`'s (the newest
+reader on the machine). The result goes back to the parent as a pickle of plain data.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ import sys
 from collections.abc import Collection
 from typing import Any
 
-from profiler_report.capture.ncu_module import load
+from profiler_report.capture.ncu_module import load_reader
 from profiler_report.capture.units import clean_rule_text, normalize_unit, shared_side, short_kernel_name
 
 #: Launches of a .ncu-rep whose per-instruction values are read (the first ones, in capture order).
@@ -200,15 +206,19 @@ def read_raw(path: str, parts: Collection[str] = PARTS) -> dict[str, Any]:
     Returns:
         dict with ``rows`` (metric rows), ``rules``, ``source`` (per-instruction rows), ``files``
         (source file name -> text), ``device``, ``version`` (of ncu_report), ``launches``,
-        ``error`` (a message when ncu_report could not load the file, else "").
+        ``reader`` (which ncu_report read it, :meth:`~profiler_report.capture.ncu_module.Reader.describe`),
+        ``module_version`` (its release), ``error`` (a message when ncu_report could not load the
+        file, else "").
     """
-    ncu_report = load()
-    if ncu_report is None:
+    found = load_reader()
+    if found is None:
         return {"error": "no-module"}
+    ncu_report, reader = found
     try:
         ctx = ncu_report.load_report(path)
     except Exception as exc:  # the SWIG layer raises bare RuntimeError/ValueError
-        return {"error": str(exc).strip()[:200] or type(exc).__name__}
+        return {"error": str(exc).strip()[:200] or type(exc).__name__, "reader": reader.describe(),
+                "module_version": reader.version}
     out: dict[str, Any] = {"rows": [], "rules": [], "source": [], "files": {}, "device": {}, "error": ""}
     launch_id = 0
     for ri in range(ctx.num_ranges()):
@@ -221,7 +231,8 @@ def read_raw(path: str, parts: Collection[str] = PARTS) -> dict[str, Any]:
         out["version"] = str(ctx.get_version())
     except Exception:
         out["version"] = ""
-    out["module_version"] = getattr(ncu_report, "__version__", "")
+    out["module_version"] = reader.version
+    out["reader"] = reader.describe()
     return out
 
 

@@ -21,6 +21,7 @@ from profiler_report.errors import InputError
 from profiler_report.report.chart_pool import ChartPool
 from profiler_report.report.charts import capture_chart_jobs, sidecar_chart_jobs
 from profiler_report.report.counterless import counters_note, timings_analysis, timings_summary, unavailable_reason
+from profiler_report.report.guard import refuse_live_overwrite
 from profiler_report.report.html import write_outputs
 from profiler_report.report.notes import capture_provenance, page_notes
 from profiler_report.report.page import PageInputs, build_page
@@ -51,7 +52,8 @@ def _write(inp: PageInputs, out: Path, pool: ChartPool, early: Any, timer: StepT
 def render_capture(capture_path: Path, out: Path, *, labels: list[tuple[str, str]] | None = None,
                    live: bool = False, capture_label: str | None = None, baseline: Path | None = None,
                    tolerance: float = 0.05, strict: bool = False, pending: PendingRead | None = None,
-                   timer: StepTimer | None = None, chart_workers: int = 1) -> tuple[Analysis, list[Path], list[str]]:
+                   timer: StepTimer | None = None, chart_workers: int = 1, force: bool = False,
+                   run: Run | None = None) -> tuple[Analysis, list[Path], list[str]]:
     """Read, analyze and render one capture into ``out`` (index.html, summary.csv, summary.json).
 
     ``capture_label`` is the path the report names for the capture (a live run renders inside
@@ -60,23 +62,29 @@ def render_capture(capture_path: Path, out: Path, *, labels: list[tuple[str, str
     flagged beyond ``tolerance``). ``pending``: the read of ``capture_path`` already started
     (:func:`profiler_report.capture.readahead.start_read`). ``chart_workers`` > 1 draws the charts
     in that many forked processes. ``timer`` records read, analyze, page (including the wait for
-    the charts) and write.
+    the charts) and write. A recorded page (not ``live``) is not written over a live run's report
+    unless ``force`` (:func:`refuse_live_overwrite`). ``run``: ``capture_path`` already loaded
+    (:func:`~profiler_report.analysis.run.load_run`), not read again.
 
     Returns:
         (the analysis, the files written, what makes the two runs not comparable: [] without a
         baseline).
 
     Raises:
-        InputError: a sidecar file is corrupt (checked first); a ``--stage`` pattern is bad or
-            matches nothing; ``strict`` and the baseline is not comparable.
+        InputError: ``out`` holds a live run's report (checked first, unless ``live`` or ``force``);
+            a sidecar file is corrupt; a ``--stage`` pattern is bad or matches nothing; ``strict``
+            and the baseline is not comparable.
         ReportUnreadableError: a capture cannot be read.
     """
+    if not live and not force:
+        refuse_live_overwrite(out)
     timer = timer or StepTimer(progress=False)
     with ChartPool(chart_workers) as pool:  # forked now: the workers start while ncu_report reads
-        side = read_sidecars(Path(capture_path).parent)
+        side = run.sidecars if run is not None else read_sidecars(Path(capture_path).parent)
         early = pool.draw(sidecar_chart_jobs(side.bench, side.sweep))  # need no capture: drawn during the read
-        with timer.step("read"):
-            run = load_run(capture_path, labels, pending=pending, sidecars=side)
+        if run is None:
+            with timer.step("read"):
+                run = load_run(capture_path, labels, pending=pending, sidecars=side)
         inp, diffs = _inputs(run, live, capture_label), []
         if baseline is not None:
             with timer.step("baseline"):
