@@ -84,18 +84,20 @@ def _ncu_folders() -> list[str]:
     return out
 
 
-def bundled(globs: Iterable[str] = BUNDLED_GLOBS, extra: Iterable[str] | None = None) -> list[Reader]:
-    """The copies bundled with Nsight Compute installs (folders holding ``ncu_report.py``)."""
+def bundled(globs: Iterable[str] | None = None, extra: Iterable[str] | None = None) -> list[Reader]:
+    """The copies bundled with Nsight Compute installs (folders holding ``ncu_report.py``) in
+    ``globs`` (default :data:`BUNDLED_GLOBS`) and ``extra`` (default: beside the ncu on PATH);
+    each one's version is the last release number in its path."""
     folders = [*(extra if extra is not None else _ncu_folders()),
-               *(d for pattern in globs for d in sorted(glob.glob(pattern)))]
+               *(d for pattern in (BUNDLED_GLOBS if globs is None else globs) for d in sorted(glob.glob(pattern)))]
     out, seen = [], set()
     for folder in folders:
         real = os.path.realpath(folder)
         if real in seen or not os.path.isfile(os.path.join(folder, "ncu_report.py")):
             continue
         seen.add(real)
-        m = _VERSION.search(real)
-        out.append(Reader(m.group(0) if m else "", f"bundled with ncu in {folder}", folder))
+        found = list(_VERSION.finditer(real))
+        out.append(Reader(found[-1].group(0) if found else "", f"bundled with ncu in {folder}", folder))
     return out
 
 
