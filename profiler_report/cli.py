@@ -205,7 +205,10 @@ def _render_pending(capture: Path, out: Path, labels: list[tuple[str, str]], bas
 
 @main.command(epilog=SEE_EXIT_CODES)
 @click.argument("capture", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", default="csv", show_default=True, type=click.Choice(["csv", "json"]))
+@click.option("--format", "fmt", default="csv", show_default=True, type=click.Choice(["csv", "json", "markdown"]),
+              help="csv: every column; json: the schema of the report's summary.json (columns with units and "
+                   "sources, stages, expectations, deltas); markdown: the report's summary table, for "
+                   "$GITHUB_STEP_SUMMARY.")
 @click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX", help="As for render.")
 def summary(capture: Path, fmt: str, stage_opts: tuple[str, ...]) -> None:
     """Print the per-stage headline table of CAPTURE (.ncu-rep or raw-page .csv), one row per stage.
@@ -214,12 +217,18 @@ def summary(capture: Path, fmt: str, stage_opts: tuple[str, ...]) -> None:
     timings.json from a live run sits beside the capture.
     """
     from profiler_report.analysis.run import load_run
+    from profiler_report.analysis.summary import summary_json
 
-    table = load_run(capture, parse_stage_labels(stage_opts) or None).summary
+    run = load_run(capture, parse_stage_labels(stage_opts) or None)
     if fmt == "csv":
-        click.echo(table.to_csv(index=False), nl=False)
+        click.echo(run.summary.to_csv(index=False), nl=False)
+    elif fmt == "json":
+        click.echo(summary_json(run.analysis), nl=False)
     else:
-        click.echo(json.dumps(json.loads(table.to_json(orient="records")), indent=2))
+        from profiler_report.report.cells import cell_rules
+        from profiler_report.report.markdown import summary_markdown
+
+        click.echo(summary_markdown(run.analysis, str(capture), cell_rules(run.sidecars.validation)), nl=False)
 
 
 def _shape_lines(rows: list[Any]) -> str:
@@ -274,11 +283,13 @@ def _warn_not_comparable(old: Path, new: Path, diffs: list[str]) -> None:
               help="Whether a rule whose metric is not measured fails the check or only warns.")
 @click.option("--junit", type=click.Path(path_type=Path), default=None,
               help="Also write JUnit XML here (one test case per rule and stage).")
-@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON instead of a table.")
+@click.option("--format", "fmt", default="table", show_default=True, type=click.Choice(["table", "json", "markdown"]),
+              help="table: plain text; json: for scripts; markdown: for $GITHUB_STEP_SUMMARY or a PR comment.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--strict", is_flag=True, help="Exit 2 when CAPTURE and --baseline are not comparable.")
 @click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX", help="As for render.")
 def check(capture: Path, thresholds_path: Path | None, baseline: Path | None, missing: str, junit: Path | None,
-          as_json: bool, strict: bool, stage_opts: tuple[str, ...]) -> None:
+          fmt: str, as_json: bool, strict: bool, stage_opts: tuple[str, ...]) -> None:
     """Gate CAPTURE on a thresholds file: exit 0 all rules pass, 1 any fails, 2 bad input."""
     from profiler_report import gate
     from profiler_report.analysis.compare import require_comparable, run_identity
@@ -296,7 +307,9 @@ def check(capture: Path, thresholds_path: Path | None, baseline: Path | None, mi
     meta = {"capture": str(capture), "thresholds": thresholds.path, "baseline": str(baseline) if baseline else None}
     if junit is not None:
         gate.write_junit(junit, results, missing, {k: str(v) for k, v in meta.items() if v})
-    if as_json:
+    if fmt == "markdown" and not as_json:
+        click.echo(gate.results_markdown(results, missing, str(capture), str(thresholds.path)), nl=False)
+    elif as_json or fmt == "json":
         click.echo(json.dumps(gate.results_json(results, **meta, missing=missing, not_comparable=diffs,
                                                 run=run_identity(run.capture, run.provenance),
                                                 exit_code=code), indent=2))

@@ -94,3 +94,15 @@ def test_junit_and_json(monkeypatch, capsys, tmp_path):
     assert conflict[0].find("failure").get("type") == "fail"
     assert len([c for c in cases if c.find("skipped") is not None]) == 14
     assert not list(tmp_path.glob("ci/.*.tmp"))
+
+
+def test_markdown_for_the_step_summary_beside_junit(monkeypatch, capsys, tmp_path):
+    junit = tmp_path / "check.xml"
+    code, out, _ = cli(monkeypatch, capsys, "check", REGRESSED_REP, "--missing", "warn", "--format", "markdown",
+                       "--junit", junit)
+    assert code == 1  # the same verdict as the table
+    assert out.startswith("### profiler-report check: FAILED")
+    assert "| unrolled | `shared_excessive_wavefronts == 0`" in out
+    assert ET.parse(junit).getroot().get("failures") == "1"
+    code, out, _ = cli(monkeypatch, capsys, "check", GOOD_REP, "--missing", "warn", "--format", "markdown")
+    assert code == 0 and out.startswith("### profiler-report check: passed")

@@ -20,11 +20,12 @@ from profiler_report.live.doctor import (
 SMI_L = "GPU 0: NVIDIA H200 (UUID: GPU-test)"
 PARAMS_RESTRICTED = "ResmanDebugLevel: 4294967295\nRmProfilingAdminOnly: 1\nEnableMSI: 1\n"
 PARAMS_OPEN = "RmProfilingAdminOnly: 0\n"
+PACKAGE_READER = Reader("2026.3.1", "ncu-report package")
 
 
 def machine(packages=(*CORE_PACKAGES, "cupy", "nvtx"), smi=True, ncu=True, params=PARAMS_OPEN, euid=1000,
             ncu_version="2025.3.1.0", probe_output="", probe_status=0,
-            reader=Reader("2026.3.1", "ncu-report package")) -> Probes:
+            reader=PACKAGE_READER) -> Probes:
     """Probes answering like a machine with the given parts."""
 
     def run(argv, timeout):

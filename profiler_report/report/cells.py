@@ -14,11 +14,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from profiler_report.metrics import COLUMNS_BY_NAME, HEADLINE_BY_NAME
 from profiler_report.util.fmt import fmt
 
+if TYPE_CHECKING:
+    from profiler_report.analysis import Analysis
+
+#: Columns of the summary table at the top of the report (and of ``summary --format markdown``).
+SUMMARY_COLUMNS = (
+    "event_gbps", "pct_of_memcpy", "duration_us", "shared_excessive_wavefronts", "shared_wavefronts_per_load",
+    "shared_wavefronts_per_store", "global_load_efficiency_pct", "global_store_efficiency_pct",
+    "global_store_sectors_per_request", "achieved_occupancy_pct",
+)
 #: Columns that state a speed: a stage that failed validation claims none.
 SPEED_PREFIXES = ("event_", "pct_of_", "duration", "dram_throughput")
 #: Per-instruction shared-memory ratios and the instruction count that makes them applicable.
@@ -49,6 +58,11 @@ class CellRules:
     counters: str = ""
 
 
+def cell_rules(validation: list[dict[str, Any]] | None, counters: str = "") -> CellRules:
+    """The :class:`CellRules` of a run: the stages its validation.json entries mark incorrect."""
+    return CellRules(frozenset(v["stage"] for v in validation or [] if not v.get("correct", True)), counters)
+
+
 def cell(row: Any, column: str, rules: CellRules) -> Cell:
     """The cell of ``column`` for one stage's summary row (a pandas Series or a mapping)."""
     stage = str(row.get("stage", ""))
@@ -65,3 +79,21 @@ def cell(row: Any, column: str, rules: CellRules) -> Cell:
         return Cell("not collected", "not measured", why="the capture does not hold this metric")
     col = COLUMNS_BY_NAME.get(column)
     return Cell("measured", fmt(value, col.unit if col else ""), float(value))
+
+
+def summary_cells(analysis: Analysis, rules: CellRules) -> tuple[list[str], list[dict[str, Any]]]:
+    """The summary table: (the :data:`SUMMARY_COLUMNS` the summary holds, one row per stage with
+    ``stage``, ``role``, ``cells`` (a :class:`Cell` per column) and ``verdict``: the speed clause
+    of the stage's verdict, or why no speed is claimed)."""
+    summary = analysis.summary
+    cols = [c for c in SUMMARY_COLUMNS if c in summary]
+    rows = []
+    for _, r in summary.iterrows():
+        default = "ceiling reference" if r["role"] == "ceiling" else ""
+        # The table keeps the speed clause; the stage's section gives the whole verdict.
+        verdict = analysis.verdicts.get(r["stage"], default).split(";")[0].rstrip(".")
+        if r["stage"] in rules.wrong:
+            verdict = "incorrect: validation failed, no speed is claimed"
+        rows.append({"stage": r["stage"], "role": r["role"], "cells": [cell(r, c, rules) for c in cols],
+                     "verdict": verdict})
+    return cols, rows

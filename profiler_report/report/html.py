@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -10,8 +9,8 @@ import jinja2
 import markupsafe
 
 from profiler_report.analysis import Analysis
-from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
-from profiler_report.report.page import Page, _records
+from profiler_report.analysis.summary import summary_json
+from profiler_report.report.page import Page
 from profiler_report.util.fsio import atomic_write_many
 from profiler_report.util.resources import resource_dir
 
@@ -48,12 +47,7 @@ def write_outputs(folder: Path, page: Page, analysis: Analysis) -> list[Path]:
     files: dict[Path, str] = {
         folder / "index.html": html,
         folder / "summary.csv": analysis.summary.to_csv(index=False),
-        folder / "summary.json": json.dumps({
-            "columns": {c.name: {"unit": c.unit, "source": c.source} for c in (*HEADLINE, *TIMING_COLUMNS)},
-            "stages": _records(analysis.summary),
-            "expectations": _records(analysis.expectations),
-            "deltas": _records(analysis.deltas),
-        }, indent=2, default=str) + "\n",
+        folder / "summary.json": summary_json(analysis),
     }
     atomic_write_many(files)
     return list(files)

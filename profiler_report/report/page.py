@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,12 +13,13 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import CudaLexer, DiffLexer
 
 from profiler_report.analysis import Analysis
+from profiler_report.analysis.summary import records
 from profiler_report.capture.model import Capture
 from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import stage_sources
 from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
 from profiler_report.report.annotate import add_stage_extras
-from profiler_report.report.cells import CellRules, cell
+from profiler_report.report.cells import CellRules, cell, cell_rules, summary_cells
 from profiler_report.report.charts import attach_charts
 from profiler_report.report.tables import bench_rows, shape_table, shape_verdicts, sweep_table
 from profiler_report.util.fmt import fmt
@@ -33,12 +33,6 @@ STAGE_METRICS = (
 )
 
 
-#: Columns of the summary table at the top of the report.
-SUMMARY_COLUMNS = (
-    "event_gbps", "pct_of_memcpy", "duration_us", "shared_excessive_wavefronts", "shared_wavefronts_per_load",
-    "shared_wavefronts_per_store", "global_load_efficiency_pct", "global_store_efficiency_pct",
-    "global_store_sectors_per_request", "achieved_occupancy_pct",
-)
 
 
 #: Per-instruction shared-memory ratios: "n/a" (not "not measured") for a kernel without such accesses.
@@ -153,9 +147,7 @@ def _metric_rows(prev: pd.Series | None, row: pd.Series, rules: CellRules) -> li
     return out
 
 
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-            for r in frame.to_dict("records")]
+_records = records  # NaN as None, as summary.json writes them
 
 
 @dataclass
@@ -220,19 +212,8 @@ def _section(inp: PageInputs, rules: CellRules, prev: pd.Series | None, row: pd.
 
 
 def _summary_rows(inp: PageInputs, rules: CellRules) -> tuple[list[str], list[dict[str, Any]]]:
-    summary = inp.analysis.summary
-    cols = [c for c in SUMMARY_COLUMNS if c in summary]
-    header = ["stage", *[_COLUMNS[c].label for c in cols], "verdict"]
-    rows = []
-    for _, r in summary.iterrows():
-        default = "ceiling reference" if r["role"] == "ceiling" else ""
-        # The table keeps the speed clause; the stage's section gives the whole verdict.
-        verdict = inp.analysis.verdicts.get(r["stage"], default).split(";")[0].rstrip(".")
-        if r["stage"] in rules.wrong:
-            verdict = "incorrect: validation failed, no speed is claimed"
-        rows.append({"stage": r["stage"], "role": r["role"], "cells": [cell(r, c, rules) for c in cols],
-                     "verdict": verdict})
-    return header, rows
+    cols, rows = summary_cells(inp.analysis, rules)
+    return ["stage", *[_COLUMNS[c].label for c in cols], "verdict"], rows
 
 
 def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = None) -> Page:
@@ -240,8 +221,7 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
     :func:`~profiler_report.report.cells.cell`; ``charts`` (called last: the charts may still be
     drawing in worker processes) gives the SVGs (:func:`~profiler_report.report.charts.chart_fields`)."""
     a, prov, case = inp.analysis, inp.provenance, inp.case
-    rules = CellRules(frozenset(v["stage"] for v in inp.validation or [] if not v.get("correct", True)),
-                      inp.counters)
+    rules = cell_rules(inp.validation, inp.counters)
     stages = a.summary[a.summary["role"] == "stage"].reset_index(drop=True)
     sources = stage_sources(case.manifest.source_text()) if case else {}
     sections = [_section(inp, rules, stages.iloc[i - 1] if i else None, row, sources) for i, row in stages.iterrows()]
