@@ -6,7 +6,7 @@ VENV   ?= .venv
 OUT    ?=
 ARGS   ?=
 
-.PHONY: report test check lint bench venv clean
+.PHONY: report test check lint bench venv browser clean
 
 venv: $(VENV)/.installed
 
@@ -19,9 +19,20 @@ $(VENV)/.installed: pyproject.toml
 report:
 	@OUT="$(OUT)" ARGS="$(ARGS)" PYTHON="$(PYTHON)" VENV="$(VENV)" bash scripts/make_report.sh
 
-test: venv
+test: venv browser
 	$(VENV)/bin/python -m ruff check profiler_report tests scripts
 	$(VENV)/bin/python -m pytest -q
+
+# Debian's Chromium for tests/test_browser.py (Playwright drives it; no browser is downloaded):
+# installed when missing and root; otherwise the browser tests skip with a note (and fail on CI).
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  [ -n "$$PROFILER_REPORT_CHROMIUM" ] || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "make test: installing Debian's chromium for the browser tests (apt-get)"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	      echo "make test: apt-get install chromium failed: the browser tests will be skipped"; \
+	  else echo "make test: no chromium and not root: the browser tests will be skipped (apt-get install chromium)"; fi; }
 
 # GPU only: every stage against memcpy and peer libraries, plus the size/dtype sweep.
 bench:
