@@ -224,7 +224,13 @@ def read_raw(path: str, parts: Collection[str] = PARTS) -> dict[str, Any]:
     for ri in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(ri)
         for ai in range(rng.num_actions()):
-            _read_action(rng.action_by_idx(ai), launch_id, parts, out)
+            action = rng.action_by_idx(ai)
+            if action.name(action.NameBase_DEMANGLED) is None:
+                # ncu_report 2026.x opens a file cut short and yields its tail's launches without
+                # a name or metrics (2025.3 yielded none): refuse it rather than read part of it.
+                return {"error": f"launch {launch_id} cannot be read: the file is truncated or corrupt",
+                        "reader": reader.describe(), "module_version": reader.version}
+            _read_action(action, launch_id, parts, out)
             launch_id += 1
     out["launches"] = launch_id
     try:
