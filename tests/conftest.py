@@ -72,3 +72,25 @@ def f32_analysis(f32_capture, manifest):
     from profiler_report.analysis import analyze
 
     return analyze(f32_capture, manifest)
+
+
+# Loaded runs shared by the gate's, the diff's and the API's tests: each capture read once a session.
+@pytest.fixture(scope="session")
+def good_run():
+    from profiler_report.analysis.run import load_run
+
+    return load_run(F32 / "profile.ncu-rep")
+
+
+@pytest.fixture(scope="session")
+def regressed_run():
+    from profiler_report.analysis.run import load_run
+
+    return load_run(F32_REGRESSED / "profile.ncu-rep")
+
+
+@pytest.fixture(scope="session")
+def default_thresholds():
+    from profiler_report import gate
+
+    return gate.load_thresholds(Path(__file__).resolve().parent.parent / "thresholds.toml")

@@ -1,6 +1,6 @@
 """Shared by the gate's tests (test_gate_*.py, test_check.py, test_compare.py): the fixture
-captures, the loaded runs (module-scoped fixtures, loaded once per test module through
-``good_run = gate_support.good_run`` in each test module), the in-process CLI, a few assertions."""
+captures, the in-process CLI, a few assertions. The loaded runs (``good_run``, ``regressed_run``,
+``default_thresholds``) are session-scoped fixtures in conftest.py: each capture is read once."""
 
 from __future__ import annotations
 
@@ -13,11 +13,8 @@ from typing import Any
 
 import pytest
 
-from profiler_report import gate
-from profiler_report.analysis.run import Run, load_run
 from profiler_report.cli import entry
 from profiler_report.errors import ThresholdsError
-from profiler_report.gate.grammar import Thresholds
 from profiler_report.gate.rules import Result
 
 REPO = Path(__file__).resolve().parent.parent
@@ -26,21 +23,6 @@ BAD = DATA / "thresholds"
 GOOD_REP = DATA / "h200_f32_4096" / "profile.ncu-rep"
 REGRESSED_REP = DATA / "h200_f32_4096_regressed" / "profile.ncu-rep"
 F64_REP = DATA / "h200_f64_2048" / "profile.ncu-rep"
-
-
-@pytest.fixture(scope="module")
-def good_run() -> Run:
-    return load_run(GOOD_REP)
-
-
-@pytest.fixture(scope="module")
-def regressed_run() -> Run:
-    return load_run(REGRESSED_REP)
-
-
-@pytest.fixture(scope="module")
-def default_thresholds() -> Thresholds:
-    return gate.load_thresholds(REPO / "thresholds.toml")
 
 
 def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: Any,

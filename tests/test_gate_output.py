@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-import gate_support
-
 from profiler_report import gate
-
-# The shared module-scoped fixtures (loaded once per test module).
-regressed_run = gate_support.regressed_run
-good_run = gate_support.good_run
-default_thresholds = gate_support.default_thresholds
 
 
 def test_junit_under_missing_warn_marks_not_measured_skipped(regressed_run, default_thresholds):
