@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 OUT    ?=
 ARGS   ?=
+# pytest-xdist workers for `make test` (2 CPUs here); JOBS=0 runs the suite in one process.
+JOBS   ?= 2
 
 .PHONY: report test check lint bench venv browser clean
 
@@ -21,7 +23,7 @@ report:
 
 test: venv browser
 	$(VENV)/bin/python -m ruff check profiler_report tests scripts
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q -n $(JOBS) --dist loadgroup
 
 # Debian's Chromium for tests/test_browser.py (Playwright drives it; no browser is downloaded):
 # installed when missing and root; otherwise the browser tests skip with a note (and fail on CI).

@@ -12,7 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import read_once
 
+from profiler_report.analysis import run as run_module
+from profiler_report.capture import readahead
 from profiler_report.cli import entry
 from profiler_report.errors import ThresholdsError
 from profiler_report.gate.rules import Result
@@ -27,9 +30,12 @@ F64_REP = DATA / "h200_f64_2048" / "profile.ncu-rep"
 
 def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: Any,
         cwd: Path = REPO) -> tuple[int, str, str]:
-    """Run the console entry in-process: (exit code, stdout, stderr)."""
+    """Run the console entry in-process: (exit code, stdout, stderr). Each capture file is read
+    once a session (:func:`conftest.read_once`); render's read-ahead is left out (nothing to overlap)."""
     monkeypatch.chdir(cwd)
     monkeypatch.setattr(sys, "argv", ["profiler-report", *map(str, args)])
+    monkeypatch.setattr(run_module, "read_capture", read_once)
+    monkeypatch.setattr(readahead, "start_read", lambda path, timeout_s=None: None)
     with pytest.raises(SystemExit) as exc:
         entry()
     out = capsys.readouterr()

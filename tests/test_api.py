@@ -12,7 +12,6 @@ import pytest
 from conftest import DATA, F32, F32_REGRESSED
 
 import profiler_report
-from profiler_report.analysis.run import load_run
 from profiler_report.analysis.summary import summary_document
 from profiler_report.errors import InputError, ReportUnreadableError, ThresholdsError
 
@@ -25,9 +24,9 @@ def prof():
     return profiler_report.load(F32 / "profile.ncu-rep")
 
 
-def test_summary_is_the_per_stage_table_with_units(prof):
+def test_summary_is_the_per_stage_table_with_units(prof, good_run):
     df = prof.summary()
-    expected = load_run(F32 / "profile.ncu-rep").summary
+    expected = good_run.summary  # the same capture through load_run
     assert df.equals(expected)
     assert list(df["stage"]) == prof.stages == list(expected["stage"])
     units = df.attrs["units"]

@@ -21,7 +21,8 @@ from conftest import F64
 ROOT = Path(__file__).resolve().parent.parent
 LIVE = ROOT / "reports" / "h200"
 
-pytestmark = pytest.mark.browser
+# One xdist worker takes them all (make test runs --dist loadgroup): the pages and the browser once.
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 #: The foreign capture's labels: a capture read as if made elsewhere (no case, names by regex).
 FOREIGN_LABELS = [("slow", "transpose_naive$"), ("tiled", "transpose_smem$"), ("padded", "transpose_padded$"),
