@@ -118,3 +118,15 @@ def test_import_profiler_report_stays_light():
     code = "import sys, profiler_report; print(sorted(m for m in ('pandas', 'matplotlib') if m in sys.modules))"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert res.stdout.strip() == "[]", res.stderr
+
+
+def test_the_readme_example_runs(monkeypatch, tmp_path):
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("### From Python"):]
+    code = section[section.index("```python\n") + 10:section.index("\n```", section.index("```python"))]
+    code = code.replace('"reports/', f'"{ROOT}/reports/').replace('"thresholds.toml"', f'"{THRESHOLDS}"')
+    monkeypatch.chdir(tmp_path)  # render("out/") writes here
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    assert namespace["table"].attrs["exit_code"] == 0
+    assert (tmp_path / "out" / "index.html").is_file()

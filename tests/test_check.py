@@ -106,3 +106,18 @@ def test_markdown_for_the_step_summary_beside_junit(monkeypatch, capsys, tmp_pat
     assert ET.parse(junit).getroot().get("failures") == "1"
     code, out, _ = cli(monkeypatch, capsys, "check", GOOD_REP, "--missing", "warn", "--format", "markdown")
     assert code == 0 and out.startswith("### profiler-report check: passed")
+
+
+def test_the_readme_ci_job_commands_run(monkeypatch, capsys, tmp_path):
+    readme = (REPO / "README.md").read_text()
+    job = readme[readme.index("```yaml"):]
+    job = job[:job.index("\n```", 3)].replace("\\\n", " ")
+    commands = [line.split("run:", 1)[-1].split(">>")[0].strip().split()
+                for line in job.splitlines() if "profiler-report " in line]
+    assert [c[1] for c in commands] == ["summary", "check"]
+    for args in commands:
+        args = [str(tmp_path / a) if a == "check.xml" else a for a in args[1:]]
+        code, out, err = cli(monkeypatch, capsys, *args)
+        assert code == 0, err
+        assert out.startswith(f"### profiler-report {args[0]}")
+    assert ET.parse(tmp_path / "check.xml").getroot().get("failures") == "0"
