@@ -4,7 +4,8 @@
 any request besides the file itself (every request is intercepted and counted; none leaves the
 machine), in-page links without a target, stage sections missing, content that runs off the
 page at a given window width (wide tables must scroll inside their own box), and whether it
-prints to PDF. The browser is Debian's ``chromium`` (no browser download): :func:`chromium_path`.
+prints to PDF with nothing past the paper's edge. The browser is Debian's ``chromium`` (no
+browser download): :func:`chromium_path`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ CHROMIUM_ENV = "PROFILER_REPORT_CHROMIUM"
 
 #: Window widths checked: the brief's 1024 px and the 800 px at which the summary ran off.
 WIDTHS = (1024, 800)
+#: A4's width less Chromium's default print margins (0.4 in a side), in CSS px (96 per inch).
+PRINT_WIDTH = round((8.27 - 0.8) * 96)
 
 #: Elements that run off the right edge of the window and are not inside a box that scrolls or
 #: clips them: (tag#id.class, right edge in px). JavaScript, run in the page.
@@ -108,6 +111,13 @@ def page_problems(browser: Any, html: Path, stages: Iterable[str] = (), widths: 
             data = page.pdf(format="A4", print_background=True)
             if not data.startswith(b"%PDF-") or b"%%EOF" not in data[-64:] or len(data) < 1024:
                 problems.append(f"printing to PDF gave no document ({len(data)} bytes)")
+            # Paper cannot scroll: under print media nothing may run past A4's printable width.
+            page.emulate_media(media="print")
+            page.set_viewport_size({"width": PRINT_WIDTH, "height": 1123})
+            found = page.evaluate(_OVERFLOW_JS, PRINT_WIDTH)
+            if found["scrollWidth"] > PRINT_WIDTH or found["offenders"]:
+                where = ", ".join(f"{name} (right edge {right} px)" for name, right in found["offenders"]) or "?"
+                problems.append(f"runs off the printed page ({PRINT_WIDTH} px): {where}")
         problems += [f"request other than the file itself: {u}" for u in requests]
     finally:
         page.close()

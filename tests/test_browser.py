@@ -112,6 +112,7 @@ def test_a_broken_page_fails_every_check(browser, pages, tmp_path):
     text = "\n".join(problems)
     assert "request other than the file itself: https://example.invalid/logo.png" in text
     assert "runs off the page at 1024 px" in text and "runs off the page at 800 px" in text
+    assert "runs off the printed page" in text
     assert "in-page link without a target: #nowhere" in text and "#stage-naive" in text
     assert "stage section missing: section#stage-naive" in text and "smem" not in text.split("missing:")[-1]
     assert "console error: deliberately broken" in text
