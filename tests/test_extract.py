@@ -54,7 +54,9 @@ def test_device_attributes(f32_capture):
     assert f32_capture.report_version == chosen().version
 
 
-def test_the_chosen_reader_opens_captures_from_ncu_2025_1_on():
+def test_the_chosen_reader_is_as_new_as_every_ncu_from_2025_1_to_2026_3():
+    # The reader policy (a reader opens its own release's captures and older ones); the fixtures
+    # above (ncu 2025.3.1 captures) are read by this reader in every test.
     from profiler_report.capture.ncu_module import chosen, opens
 
     reader = chosen()
