@@ -23,7 +23,7 @@ report:
 
 test: venv browser
 	$(VENV)/bin/python -m ruff check profiler_report tests scripts
-	$(VENV)/bin/python -m pytest -q -n $(JOBS) --dist loadgroup
+	$(VENV)/bin/python -m pytest -q -n $(JOBS)
 
 # Debian's Chromium for tests/test_browser.py (Playwright drives it; no browser is downloaded):
 # installed when missing and root; otherwise the browser tests skip with a note (and fail on CI).

@@ -21,8 +21,7 @@ from conftest import F64
 ROOT = Path(__file__).resolve().parent.parent
 LIVE = ROOT / "reports" / "h200"
 
-# One xdist worker takes them all (make test runs --dist loadgroup): the pages and the browser once.
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+pytestmark = pytest.mark.browser
 
 #: The foreign capture's labels: a capture read as if made elsewhere (no case, names by regex).
 FOREIGN_LABELS = [("slow", "transpose_naive$"), ("tiled", "transpose_smem$"), ("padded", "transpose_padded$"),
@@ -57,27 +56,48 @@ def _stage_ids(folder: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory) -> dict[str, Path]:
-    """name -> the folder of each page under test (index.html, summary.json)."""
-    from profiler_report.report.build import render_capture, render_timings_only
+def recorded(tmp_path_factory) -> Path:
+    """The committed live capture rendered as a recorded capture (with its peers and sweeps)."""
+    from profiler_report.report.build import render_capture
 
-    base = tmp_path_factory.mktemp("pages")
-    render_capture(LIVE / "profile.ncu-rep", base / "recorded")
-    counterless = base / "counterless"
-    counterless.mkdir()
+    out = tmp_path_factory.mktemp("recorded")
+    render_capture(LIVE / "profile.ncu-rep", out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def counterless(tmp_path_factory) -> Path:
+    """The live run's own timings, validation and sweeps, rendered as a run without counters."""
+    from profiler_report.report.build import render_timings_only
+
+    out = tmp_path_factory.mktemp("counterless")
     for name in ("timings.json", "validation.json", "bench.json", "sweep.json"):
-        shutil.copy(LIVE / name, counterless / name)
+        shutil.copy(LIVE / name, out / name)
     prov = json.loads((LIVE / "provenance.json").read_text())
     prov.update(counters="unavailable (--no-counters)", section_set="none (--no-counters)")
-    (counterless / "provenance.json").write_text(json.dumps(prov))
-    render_timings_only(counterless, live=False)
-    render_capture(F64 / "profile.ncu-rep", base / "foreign", labels=FOREIGN_LABELS)
-    return {"live": LIVE, "recorded": base / "recorded", "counterless": counterless, "foreign": base / "foreign"}
+    (out / "provenance.json").write_text(json.dumps(prov))
+    render_timings_only(out, live=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def foreign(tmp_path_factory) -> Path:
+    """The float64 capture read as one made elsewhere: no case, stages named by --stage regexes."""
+    from profiler_report.report.build import render_capture
+
+    out = tmp_path_factory.mktemp("foreign")
+    render_capture(F64 / "profile.ncu-rep", out, labels=FOREIGN_LABELS)
+    return out
+
+
+def _folder(request: pytest.FixtureRequest, name: str) -> Path:
+    """The folder (index.html, summary.json) of a page: each rendered only by a worker that needs it."""
+    return LIVE if name == "live" else request.getfixturevalue(name)
 
 
 @pytest.mark.parametrize("name", ["live", "recorded", "counterless", "foreign"])
-def test_page_is_clean_in_a_browser(browser, pages, name):
-    folder = pages[name]
+def test_page_is_clean_in_a_browser(browser, request, name):
+    folder = _folder(request, name)
     stages = _stage_ids(folder)
     assert stages, "a page with no stage proves nothing"
     if name == "foreign":
@@ -85,11 +105,11 @@ def test_page_is_clean_in_a_browser(browser, pages, name):
     assert page_problems(browser, folder / "index.html", stages) == []
 
 
-def test_wide_tables_scroll_inside_their_box(browser, pages):
+def test_wide_tables_scroll_inside_their_box(browser):
     # At 800 px the summary is wider than the page: it must scroll in its box (not be cut, not push the page).
     page = browser.new_page(viewport={"width": 800, "height": 900})
     try:
-        page.goto((pages["live"] / "index.html").resolve().as_uri())
+        page.goto((LIVE / "index.html").resolve().as_uri())
         box = page.evaluate("""() => { const w = document.querySelector('#summary + .wide');
             return {scroll: w.scrollWidth, client: w.clientWidth, overflow: getComputedStyle(w).overflowX}; }""")
     finally:
@@ -97,8 +117,8 @@ def test_wide_tables_scroll_inside_their_box(browser, pages):
     assert box["scroll"] > box["client"] and box["overflow"] == "auto", box
 
 
-def test_a_broken_page_fails_every_check(browser, pages, tmp_path):
-    html = (pages["recorded"] / "index.html").read_text()
+def test_a_broken_page_fails_every_check(browser, tmp_path):
+    html = (LIVE / "index.html").read_text()
     broken = html.replace("</body>", """
 <img src="https://example.invalid/logo.png" alt="">
 <table><tr><td style="white-space: nowrap">""" + "overflowing " * 200 + """</td></tr></table>
