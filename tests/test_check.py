@@ -8,11 +8,8 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-import gate_support
 import pytest
 from gate_support import BAD, GOOD_REP, REGRESSED_REP, REPO, cli
-
-good_run = gate_support.good_run  # the shared module-scoped fixture
 
 # ---------------------------------------------------------------------------------------------
 # Command line

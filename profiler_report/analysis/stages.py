@@ -25,7 +25,8 @@ def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
     matches is a ceiling under that label, never a stage. Then labels, first match wins:
     ``labels`` (LABEL, REGEX) pairs searched in the kernel's names (:func:`kernel_names`: short,
     display and mangled) and the NVTX range; our own NVTX ranges ``pr_<stage>``; in a ladder of
-    several files (:func:`~profiler_report.capture.model.merge_captures`) the file's label for a file of one launch; else the kernel name (``#2``... when repeated).
+    several files (:func:`~profiler_report.capture.model.merge_captures`) the file's label for a
+    file of one launch; else the kernel name (``#2``... when repeated).
     Launches that match no ``labels`` entry are dropped when ``labels`` is given.
 
     Raises:
