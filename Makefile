@@ -7,8 +7,10 @@ VENV   ?= .venv
 OUT    ?=
 ARGS   ?=
 CASE   ?=
+# pytest-xdist workers for `make test` (2 CPUs here); JOBS=0 runs the suite in one process.
+JOBS   ?= 2
 
-.PHONY: report test check lint bench venv clean
+.PHONY: report test check lint bench venv browser clean
 
 venv: $(VENV)/.installed
 
@@ -21,9 +23,20 @@ $(VENV)/.installed: pyproject.toml
 report:
 	@OUT="$(OUT)" ARGS="$(ARGS)" CASE="$(CASE)" PYTHON="$(PYTHON)" VENV="$(VENV)" bash scripts/make_report.sh
 
-test: venv
+test: venv browser
 	$(VENV)/bin/python -m ruff check profiler_report tests scripts
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q -n $(JOBS)
+
+# Debian's Chromium for tests/test_browser.py (Playwright drives it; no browser is downloaded):
+# installed when missing and root; otherwise the browser tests skip with a note (and fail on CI).
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  [ -n "$$PROFILER_REPORT_CHROMIUM" ] || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "make test: installing Debian's chromium for the browser tests (apt-get)"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	      echo "make test: apt-get install chromium failed: the browser tests will be skipped"; \
+	  else echo "make test: no chromium and not root: the browser tests will be skipped (apt-get install chromium)"; fi; }
 
 # GPU only: every stage against memcpy and peer libraries, plus the size/dtype sweep.
 bench:

@@ -25,8 +25,10 @@ from .util.dtypes import ALL_DTYPES
 if TYPE_CHECKING:
     pass
 
-#: The ``Exit codes:`` epilog of every command's ``--help``, from :data:`errors.EXIT_CODE_TABLE`.
+#: The ``Exit codes:`` epilog of the top-level ``--help``, from :data:`errors.EXIT_CODE_TABLE`.
 EXIT_CODES = exit_codes_help()
+#: Each subcommand's epilog: the table once, in the top-level help, is enough.
+SEE_EXIT_CODES = "Exit codes: see `profiler-report --help`."
 
 #: Most processes drawing charts for ``render``: a page has about a dozen, the slowest ~0.4 s.
 CHART_WORKERS = 8
@@ -84,7 +86,7 @@ def main(ctx: click.Context, debug: bool) -> None:
     ctx.obj = {"debug": debug}
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=SEE_EXIT_CODES)
 @click.option("--case", "case_name", default="transpose", show_default=True,
               help="The case study: a built-in name, or the path of a case folder (`new-case DIR` makes one).")
 @click.option("--rows", type=int, default=None, help="transpose: rows of the input matrix (default 8192).")
@@ -186,7 +188,7 @@ def _one_or_many(paths: tuple[Path, ...]) -> Path | list[Path]:
     return paths[0] if len(paths) == 1 else list(paths)
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=SEE_EXIT_CODES)
 @click.option("--from", "captures", required=True, multiple=True, type=click.Path(path_type=Path),
               help="A .ncu-rep (any capture, not only ours) or a raw-page CSV export. Repeat it for a ladder "
                    "kept as one capture per version: stages in the order given.")
@@ -199,13 +201,17 @@ def _one_or_many(paths: tuple[Path, ...]) -> Path | list[Path]:
 @click.option("--baseline", type=click.Path(path_type=Path), default=None,
               help="An earlier capture: add a per-stage comparison with it to the report.")
 @click.option("--strict", is_flag=True, help="Exit 2 when the capture and --baseline are not comparable.")
+@click.option("--force", is_flag=True, help="Write into --out even when it holds a live run's report.")
 def render(captures: tuple[Path, ...], out: Path | None, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
-           case_ref: str | None, expect: Path | None, baseline: Path | None, strict: bool) -> None:
+           case_ref: str | None, expect: Path | None, baseline: Path | None, strict: bool, force: bool) -> None:
     """Render the staged HTML report from existing captures (no GPU needed)."""
     from profiler_report.capture.readahead import start_read
+    from profiler_report.report.guard import refuse_live_overwrite
 
     ladder = _ladder(stage_opts, ceiling_opts, case_ref)
     out = out or captures[0].parent / "rendered"
+    if not force:
+        refuse_live_overwrite(out)  # before the reads start: a refusal costs nothing
     # ncu_report reads in child processes while this one imports pandas, matplotlib and jinja2.
     pending = [start_read(c) for c in captures]
     try:
@@ -236,16 +242,19 @@ def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any
         gc.freeze()
     workers = min(usable_cpus(), CHART_WORKERS)
     _, files, diffs = render_capture(capture, out, baseline=baseline, strict=strict, pending=pending, timer=timer,
-                                     chart_workers=workers, expect=expect, **ladder)
+                                     chart_workers=workers, expect=expect, force=True, **ladder)  # checked before
     if baseline is not None:
         _warn_not_comparable(baseline, capture, diffs)
     log(timer.table())
     return files
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=SEE_EXIT_CODES)
 @click.argument("captures", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", default="csv", show_default=True, type=click.Choice(["csv", "json"]))
+@click.option("--format", "fmt", default="csv", show_default=True, type=click.Choice(["csv", "json", "markdown"]),
+              help="csv: every column; json: the schema of the report's summary.json (columns with units and "
+                   "sources, stages, expectations, deltas); markdown: the report's summary table, for "
+                   "$GITHUB_STEP_SUMMARY.")
 @_ladder_options
 def summary(captures: tuple[Path, ...], fmt: str, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
             case_ref: str | None) -> None:
@@ -256,14 +265,19 @@ def summary(captures: tuple[Path, ...], fmt: str, stage_opts: tuple[str, ...], c
     timings.json from a live run sits beside the capture.
     """
     from profiler_report.analysis.run import load_run
+    from profiler_report.analysis.summary import summary_json
 
-    table = load_run(_one_or_many(captures), **_ladder(stage_opts, ceiling_opts, case_ref)).summary
+    run = load_run(_one_or_many(captures), **_ladder(stage_opts, ceiling_opts, case_ref))
     if fmt == "csv":
-        click.echo(table.to_csv(index=False), nl=False)
+        click.echo(run.summary.to_csv(index=False), nl=False)
+    elif fmt == "json":
+        click.echo(summary_json(run.analysis), nl=False)  # null: not measured; never NaN or Infinity
     else:
-        from profiler_report.util.jsonable import dumps, records
+        from profiler_report.report.cells import cell_rules
+        from profiler_report.report.markdown import summary_markdown
 
-        click.echo(dumps(records(table)))  # null: not measured; never NaN or Infinity
+        click.echo(summary_markdown(run.analysis, _names(_one_or_many(captures)), cell_rules(run.sidecars.validation),
+                                    run.case), nl=False)
 
 
 def _shape_lines(rows: list[Any]) -> str:
@@ -276,7 +290,7 @@ def _shape_lines(rows: list[Any]) -> str:
     return "\n".join(f"block-shape sweep {v}" for v in shape_verdicts(shapes)) if not shapes.empty else ""
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=SEE_EXIT_CODES)
 @click.option("--out", type=click.Path(path_type=Path), default=Path("bench.json"), show_default=True,
               help="JSON file for the results (render picks up bench.json beside a capture).")
 @click.option("--quick", is_flag=True, help="Only 8192x8192 float32 with peers; no sweep.")
@@ -361,7 +375,7 @@ def _warn_not_comparable(old: Path | list[Path], new: Path | list[Path], diffs: 
                    "(--strict refuses)", err=True)
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=SEE_EXIT_CODES)
 @click.argument("captures", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--thresholds", "thresholds_path", type=click.Path(path_type=Path), default=None,
               help="Thresholds file (default: ./thresholds.toml).")
@@ -371,12 +385,14 @@ def _warn_not_comparable(old: Path | list[Path], new: Path | list[Path], diffs: 
               help="Whether a rule whose metric is not measured fails the check or only warns.")
 @click.option("--junit", type=click.Path(path_type=Path), default=None,
               help="Also write JUnit XML here (one test case per rule and stage).")
-@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON instead of a table.")
+@click.option("--format", "fmt", default="table", show_default=True, type=click.Choice(["table", "json", "markdown"]),
+              help="table: plain text; json: for scripts; markdown: for $GITHUB_STEP_SUMMARY or a PR comment.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--strict", is_flag=True, help="Exit 2 when CAPTURES and --baseline are not comparable.")
 @_ladder_options
 def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Path | None, missing: str,
-          junit: Path | None, as_json: bool, strict: bool, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
-          case_ref: str | None) -> None:
+          junit: Path | None, fmt: str, as_json: bool, strict: bool, stage_opts: tuple[str, ...],
+          ceiling_opts: tuple[str, ...], case_ref: str | None) -> None:
     """Gate CAPTURES (one ladder) on a thresholds file: exit 0 all rules pass, 1 any fails, 2 bad input."""
     from profiler_report import gate
     from profiler_report.analysis.compare import require_comparable, run_identity
@@ -401,7 +417,9 @@ def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Pa
             "baseline": str(baseline) if baseline else None}
     if junit is not None:
         gate.write_junit(junit, results, missing, {k: str(v) for k, v in meta.items() if v})
-    if as_json:
+    if fmt == "markdown" and not as_json:
+        click.echo(gate.results_markdown(results, missing, str(capture), str(thresholds.path)), nl=False)
+    elif as_json or fmt == "json":
         click.echo(json.dumps(gate.results_json(results, **meta, missing=missing, not_comparable=diffs,
                                                 run=run_identity(run.capture, run.provenance),
                                                 exit_code=code), indent=2))
@@ -412,7 +430,7 @@ def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Pa
         sys.exit(code)
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=SEE_EXIT_CODES)
 @click.argument("captures", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--old", "old_opts", multiple=True, type=click.Path(path_type=Path),
               help="A capture of the old ladder (repeat it for one capture per version), instead of OLD.")
@@ -464,7 +482,7 @@ def _names(path: Path | list[Path]) -> str:
     return " ".join(str(p) for p in path) if isinstance(path, list) else str(path)
 
 
-@main.command("new-case", epilog=EXIT_CODES)
+@main.command("new-case", epilog=SEE_EXIT_CODES)
 @click.argument("folder", type=click.Path(path_type=Path))
 @click.option("--name", default=None, help="The case's name (default: the folder's name); NVTX ranges carry it.")
 def new_case_cmd(folder: Path, name: str | None) -> None:
@@ -478,7 +496,7 @@ def new_case_cmd(folder: Path, name: str | None) -> None:
     click.echo(f"next: profiler-report run --case {folder}   (on a GPU machine with Nsight Compute)")
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=SEE_EXIT_CODES)
 @click.option("--probe", is_flag=True, help="Profile a tiny kernel with ncu to test counter permission for sure.")
 def doctor(probe: bool) -> None:
     """Check GPU, driver, ncu, counter permission and Python packages; say what to fix.

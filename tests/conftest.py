@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,11 +40,40 @@ def earlier(tmp_path: Path) -> Path:
     return dest
 
 
+#: Captures read through :func:`read_once`, by (path, size, mtime).
+_READS: dict[tuple[str, int, int], Any] = {}
+
+
+def read_once(path: str | Path, pending: Any = None) -> Any:
+    """``read_capture`` with each unchanged file read once a session (per xdist worker): the
+    fixture captures are read-only. Errors are never cached. The reader itself is tested on
+    fresh reads (test_extract*.py, the subprocess CLI tests)."""
+    from profiler_report.capture.load import read_capture
+
+    path = Path(path)
+    if not path.is_file():
+        return read_capture(path, pending=pending)
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _READS:
+        _READS[key] = read_capture(path, pending=pending)
+    elif pending is not None:
+        pending.close()
+    return _READS[key]
+
+
+def load_run_once(path: Path) -> Any:
+    """``load_run`` on a capture read through :func:`read_once`."""
+    from profiler_report.analysis import run as run_module
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(run_module, "read_capture", read_once)
+        return run_module.load_run(path)
+
+
 @pytest.fixture(scope="session")
 def f32_capture():
-    from profiler_report.capture.ncu_rep import read_ncu_rep
-
-    return read_ncu_rep(F32 / "profile.ncu-rep")
+    return read_once(F32 / "profile.ncu-rep")
 
 
 @pytest.fixture(scope="session")
@@ -55,9 +85,7 @@ def f32_csv_capture():
 
 @pytest.fixture(scope="session")
 def f64_capture():
-    from profiler_report.capture.ncu_rep import read_ncu_rep
-
-    return read_ncu_rep(F64 / "profile.ncu-rep")
+    return read_once(F64 / "profile.ncu-rep")
 
 
 @pytest.fixture(scope="session")
@@ -72,3 +100,21 @@ def f32_analysis(f32_capture, manifest):
     from profiler_report.analysis import analyze
 
     return analyze(f32_capture, manifest)
+
+
+# Loaded runs shared by the gate's, the diff's and the API's tests: each capture read once a session.
+@pytest.fixture(scope="session")
+def good_run():
+    return load_run_once(F32 / "profile.ncu-rep")
+
+
+@pytest.fixture(scope="session")
+def regressed_run():
+    return load_run_once(F32_REGRESSED / "profile.ncu-rep")
+
+
+@pytest.fixture(scope="session")
+def default_thresholds():
+    from profiler_report import gate
+
+    return gate.load_thresholds(Path(__file__).resolve().parent.parent / "thresholds.toml")

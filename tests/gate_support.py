@@ -1,6 +1,6 @@
 """Shared by the gate's tests (test_gate_*.py, test_check.py, test_compare.py): the fixture
-captures, the loaded runs (module-scoped fixtures, loaded once per test module through
-``good_run = gate_support.good_run`` in each test module), the in-process CLI, a few assertions."""
+captures, the in-process CLI, a few assertions. The loaded runs (``good_run``, ``regressed_run``,
+``default_thresholds``) are session-scoped fixtures in conftest.py: each capture is read once."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import read_once
 
-from profiler_report import gate
-from profiler_report.analysis.run import Run, load_run
+from profiler_report.analysis import run as run_module
+from profiler_report.capture import readahead
 from profiler_report.cli import entry
 from profiler_report.errors import ThresholdsError
-from profiler_report.gate.grammar import Thresholds
 from profiler_report.gate.rules import Result
 
 REPO = Path(__file__).resolve().parent.parent
@@ -28,26 +28,14 @@ REGRESSED_REP = DATA / "h200_f32_4096_regressed" / "profile.ncu-rep"
 F64_REP = DATA / "h200_f64_2048" / "profile.ncu-rep"
 
 
-@pytest.fixture(scope="module")
-def good_run() -> Run:
-    return load_run(GOOD_REP)
-
-
-@pytest.fixture(scope="module")
-def regressed_run() -> Run:
-    return load_run(REGRESSED_REP)
-
-
-@pytest.fixture(scope="module")
-def default_thresholds() -> Thresholds:
-    return gate.load_thresholds(REPO / "thresholds.toml")
-
-
 def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: Any,
         cwd: Path = REPO) -> tuple[int, str, str]:
-    """Run the console entry in-process: (exit code, stdout, stderr)."""
+    """Run the console entry in-process: (exit code, stdout, stderr). Each capture file is read
+    once a session (:func:`conftest.read_once`); render's read-ahead is left out (nothing to overlap)."""
     monkeypatch.chdir(cwd)
     monkeypatch.setattr(sys, "argv", ["profiler-report", *map(str, args)])
+    monkeypatch.setattr(run_module, "read_capture", read_once)
+    monkeypatch.setattr(readahead, "start_read", lambda path, timeout_s=None: None)
     with pytest.raises(SystemExit) as exc:
         entry()
     out = capsys.readouterr()

@@ -8,11 +8,8 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-import gate_support
 import pytest
 from gate_support import BAD, GOOD_REP, REGRESSED_REP, REPO, cli
-
-good_run = gate_support.good_run  # the shared module-scoped fixture
 
 # ---------------------------------------------------------------------------------------------
 # Command line
@@ -51,6 +48,7 @@ def test_cli_bad_thresholds_exit_2_with_one_line(monkeypatch, capsys, name, frag
     code, out, err = cli(monkeypatch, capsys, "check", GOOD_REP, "--thresholds", BAD / name)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("error: ") and fragment in err
+    assert "(fix: " in err  # every bad-input line says how to fix it
     assert "Traceback" not in err
 
 
@@ -153,3 +151,28 @@ def test_kernel_sections_match_the_display_and_mangled_names(good_run):
                                   '[kernel."^_Z14transpose_smemIfEvPKT_PS0_ii$"]\n'
                                   'rules = ["shared_excessive_wavefronts > 0"]\n')
     assert [(r.stage, r.verdict) for r in gate.check_run(rules, good_run)] == [("vec_deep", "pass"), ("smem", "pass")]
+def test_markdown_for_the_step_summary_beside_junit(monkeypatch, capsys, tmp_path):
+    junit = tmp_path / "check.xml"
+    code, out, _ = cli(monkeypatch, capsys, "check", REGRESSED_REP, "--missing", "warn", "--format", "markdown",
+                       "--junit", junit)
+    assert code == 1  # the same verdict as the table
+    assert out.startswith("### profiler-report check: FAILED")
+    assert "| unrolled | `shared_excessive_wavefronts == 0`" in out
+    assert ET.parse(junit).getroot().get("failures") == "1"
+    code, out, _ = cli(monkeypatch, capsys, "check", GOOD_REP, "--missing", "warn", "--format", "markdown")
+    assert code == 0 and out.startswith("### profiler-report check: passed")
+
+
+def test_the_readme_ci_job_commands_run(monkeypatch, capsys, tmp_path):
+    readme = (REPO / "README.md").read_text()
+    job = readme[readme.index("```yaml"):]
+    job = job[:job.index("\n```", 3)].replace("\\\n", " ")
+    commands = [line.split("run:", 1)[-1].split(">>")[0].strip().split()
+                for line in job.splitlines() if "profiler-report " in line]
+    assert [c[1] for c in commands] == ["summary", "check"]
+    for args in commands:
+        args = [str(tmp_path / a) if a == "check.xml" else a for a in args[1:]]
+        code, out, err = cli(monkeypatch, capsys, *args)
+        assert code == 0, err
+        assert out.startswith(f"### profiler-report {args[0]}")
+    assert ET.parse(tmp_path / "check.xml").getroot().get("failures") == "0"

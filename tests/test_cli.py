@@ -31,9 +31,30 @@ def test_summary_csv_from_ncu_rep():
 def test_summary_json_from_csv_export():
     res = run("summary", str(F32 / "raw.csv"), "--format", "json")
     assert res.returncode == 0, res.stderr
-    rows = json.loads(res.stdout)
+    doc = json.loads(res.stdout)
+    assert doc["schema"] == "profiler-report.summary/1"
+    assert set(doc) == {"schema", "columns", "stages", "expectations", "deltas"}
+    rows = doc["stages"]
     assert rows[0]["stage"] == "naive"
     assert rows[0]["global_store_efficiency_pct"] == 12.5
+    assert doc["columns"]["global_store_efficiency_pct"]["unit"] == "%"
+    assert doc["columns"]["shared_excessive_wavefronts_ld"]["unit"] == "wavefront"
+
+
+def test_summary_markdown_is_the_reports_summary_table():
+    res = run("summary", str(F32 / "profile.ncu-rep"), "--format", "markdown")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith(f"### profiler-report summary: `{F32 / 'profile.ncu-rep'}`")
+    rows = [[c.strip() for c in line.strip().split("|")[1:-1]] for line in res.stdout.splitlines()
+            if line.startswith("|")]
+    header, stages = rows[0], rows[2:]
+    assert header[0] == "stage" and header[-1] == "verdict" and "global store efficiency (%)" in header
+    assert [r[0] for r in stages] == ["**naive**", "**smem**", "**padded**", "**unrolled**", "**vec_padded**",
+                                      "**vec_swizzled**", "**vec_deep**", "**vec_colwalk**", "_copy_"]
+    assert all(len(r) == len(header) for r in rows)
+    naive = dict(zip(header, stages[0], strict=True))
+    assert naive["global store efficiency (%)"] == "12.5%"
+    assert naive["shared wavefronts per load (wavefront/inst)"] == "n/a"  # no shared loads: as on the page
 
 
 def test_render_any_capture_with_stage_labels(tmp_path):
@@ -64,6 +85,9 @@ def test_render_prints_where_its_time_went(tmp_path):
     assert all(steps), res.stderr
     assert [m.group(1) for m in steps] == ["import", "read", "page", "write", "total"]
     assert float(steps[-1].group(2)) > 0
+    # One schema for "summary": the report's summary.json is what `summary --format json` prints.
+    printed = run("summary", str(F32 / "profile.ncu-rep"), "--format", "json")
+    assert json.loads(printed.stdout) == json.loads((tmp_path / "summary.json").read_text())
 
 
 def test_bench_prints_the_block_shape_verdicts_the_report_shows():

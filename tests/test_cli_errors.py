@@ -74,10 +74,17 @@ def test_exit_codes_agree_in_errors_cli_and_readme():
             assert cls.exit_code in in_cli, cls
 
 
-def test_help_lists_the_exit_codes():
-    for args in (["--help"], ["run", "--help"], ["doctor", "--help"]):
-        out = cli(*args).stdout
-        assert "Exit codes" in out and "GPU performance counters not permitted" in out
+def test_help_lists_the_exit_codes_once_at_the_top():
+    from click.testing import CliRunner
+
+    from profiler_report.cli import main
+
+    out = cli("--help").stdout
+    assert "Exit codes" in out and "GPU performance counters not permitted" in out
+    for cmd in ("run", "render", "summary", "check", "diff", "doctor", "bench"):
+        out = CliRunner().invoke(main, [cmd, "--help"]).output  # the same click help, in this process
+        assert "GPU performance counters not permitted" not in out, cmd  # not repeated
+        assert "Exit codes: see `profiler-report --help`." in out, cmd
 
 
 # --------------------------------------------------------------------------------------------
@@ -123,6 +130,38 @@ def test_basic_set_capture_lists_what_is_missing_and_how_to_collect_it(tmp_path)
     top = html[: html.index('id="summary"')]
     assert "Metrics missing from this capture" in top and "--section SourceCounters" in top
     assert "not collected" in html
+
+
+def test_bad_stage_regex_says_how_to_fix_it():
+    res = cli("summary", str(F32 / "raw.csv"), "--stage", "naive=transpose_(naive")
+    assert res.returncode == 2
+    line = one_error_line(res)
+    assert "bad regular expression" in line and "(fix: " in line
+
+
+def _live_folder(folder: Path) -> Path:
+    """A report folder as a live run leaves it (its page and its provenance say "live")."""
+    folder.mkdir()
+    (folder / "index.html").write_text("live page\n")
+    (folder / "provenance.json").write_text('{"mode": "live"}\n')
+    return folder
+
+
+def test_render_refuses_to_replace_a_live_report_without_force(tmp_path):
+    live = _live_folder(tmp_path / "live")
+    res = cli("render", "--from", str(F32 / "raw.csv"), "--out", str(live))
+    assert res.returncode == 2
+    assert "--force" in one_error_line(res) and "live" in one_error_line(res)
+    assert (live / "index.html").read_text() == "live page\n"
+    res = cli("render", "--from", str(F32 / "raw.csv"), "--out", str(live), "--force")
+    assert res.returncode == 0, res.stderr
+    assert "Recorded capture" in (live / "index.html").read_text()
+
+
+def test_render_writes_over_a_recorded_render(tmp_path):
+    out = tmp_path / "rendered"
+    for _ in range(2):  # the second render replaces the first: no live page is at stake
+        assert cli("render", "--from", str(F32 / "raw.csv"), "--out", str(out)).returncode == 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -205,5 +244,5 @@ def test_doctor_prints_one_line_per_check_and_a_documented_code():
     res = cli("doctor")
     assert res.returncode in (0, 2, 3, 4, 8), res.stderr
     lines = res.stdout.strip().splitlines()
-    assert all(re.match(r"^(ok|warning|unknown|PROBLEM)\s+\S", ln) for ln in lines[:-1]), lines
+    assert all(re.match(r"^(ok|warning|unknown|skipped|PROBLEM)\s+\S", ln) for ln in lines[:-1]), lines
     assert lines[-1].startswith(("ok:", "a live run cannot work yet"))

@@ -5,16 +5,10 @@ from __future__ import annotations
 import json
 import math
 
-import gate_support
 from gate_support import F64_REP, GOOD_REP, REGRESSED_REP, cli
 
 from profiler_report import gate
 from profiler_report.analysis.compare import comparability, diff_summaries, run_identity
-
-# The shared module-scoped fixtures (loaded once per test module).
-good_run = gate_support.good_run
-regressed_run = gate_support.regressed_run
-
 
 # ---------------------------------------------------------------------------------------------
 # Diff and comparability

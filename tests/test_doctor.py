@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from fakes import NCU_PERM, NCU_PROFILING
 
+from profiler_report.capture.ncu_module import Reader
 from profiler_report.errors import NcuNotFoundError
 from profiler_report.live.doctor import (
     CORE_PACKAGES,
@@ -19,10 +20,12 @@ from profiler_report.live.doctor import (
 SMI_L = "GPU 0: NVIDIA H200 (UUID: GPU-test)"
 PARAMS_RESTRICTED = "ResmanDebugLevel: 4294967295\nRmProfilingAdminOnly: 1\nEnableMSI: 1\n"
 PARAMS_OPEN = "RmProfilingAdminOnly: 0\n"
+PACKAGE_READER = Reader("2026.3.1", "ncu-report package")
 
 
 def machine(packages=(*CORE_PACKAGES, "cupy", "nvtx"), smi=True, ncu=True, params=PARAMS_OPEN, euid=1000,
-            ncu_version="2025.3.1.0", probe_output="", probe_status=0) -> Probes:
+            ncu_version="2025.3.1.0", probe_output="", probe_status=0,
+            reader=PACKAGE_READER) -> Probes:
     """Probes answering like a machine with the given parts."""
 
     def run(argv, timeout):
@@ -40,7 +43,7 @@ def machine(packages=(*CORE_PACKAGES, "cupy", "nvtx"), smi=True, ncu=True, param
         return "/opt/nvidia/nsight-compute/2025.3.1/ncu"
 
     return Probes(has_package=lambda n: n in packages, run=run, find_ncu=find_ncu,
-                  read_text=lambda path: params, euid=lambda: euid)
+                  read_text=lambda path: params, euid=lambda: euid, reader=lambda: reader)
 
 
 def statuses(checks):
@@ -101,10 +104,62 @@ def test_optional_nvtx_is_a_warning_only():
     assert exit_code(checks) == 0
 
 
-def test_ncu_and_ncu_report_versions_that_differ_warn():
-    checks = diagnose(machine(ncu_version="2026.1.0.0"))
-    assert statuses(checks).get("ncu version") == "warning"
-    assert exit_code(checks) == 0
+def by_name(checks, name):
+    return next(c for c in checks if c.name == name)
+
+
+@pytest.mark.parametrize("ncu_version", ["2025.1.0.0", "2025.3.1.0", "2026.3.1.0"])
+def test_a_reader_as_new_as_ncu_opens_its_captures_and_both_versions_are_named(ncu_version):
+    checks = diagnose(machine(ncu_version=ncu_version))
+    reader = by_name(checks, "capture reader")
+    assert reader.status == "ok" and exit_code(checks) == 0
+    assert "ncu_report 2026.3.1 (ncu-report package)" in reader.detail and ncu_version in reader.detail
+
+
+def test_an_ncu_newer_than_the_reader_is_a_one_line_problem_with_the_fix_exit_2():
+    checks = diagnose(machine(ncu_version="2027.1.0.0"))
+    reader = by_name(checks, "capture reader")
+    assert reader.status == "problem" and exit_code(checks) == 2
+    assert "2026.3.1" in reader.detail and "2027.1.0.0" in reader.detail
+    assert "pip install -U 'ncu-report>=2027.1'" in reader.fix
+    assert "\n" not in reader.line()
+
+
+def test_a_bundled_reader_is_named_with_its_folder():
+    bundled = Reader("2027.1.0", "bundled with ncu in /opt/nvidia/nsight-compute/2027.1.0/extras/python",
+                     "/opt/nvidia/nsight-compute/2027.1.0/extras/python")
+    reader = by_name(diagnose(machine(ncu_version="2027.1.0.0", reader=bundled)), "capture reader")
+    assert reader.status == "ok" and "bundled with ncu in /opt/nvidia" in reader.detail
+
+
+def test_no_reader_at_all_is_a_problem():
+    checks = diagnose(machine(packages=("pandas", "cupy", "nvtx"), reader=None))
+    assert by_name(checks, "capture reader").status == "problem" and exit_code(checks) == 2
+
+
+def test_no_driver_skips_the_counter_permission_even_as_root():
+    checks = diagnose(machine(smi=False, params=None, euid=0, packages=CORE_PACKAGES))
+    counters = by_name(checks, "counter permission")
+    assert counters.status == "skipped" and "no NVIDIA driver" in counters.detail
+    assert "running as root" not in counters.line()
+
+
+def test_no_gpu_at_all_names_the_gpu_first_not_its_packages():
+    checks = diagnose(machine(smi=False, params=None, packages=CORE_PACKAGES))
+    assert statuses(checks)["GPU packages"] == "problem"  # still listed
+    assert "fix 'GPU' first" in summary_line(checks)
+    assert exit_code(checks) == 8
+
+
+@pytest.mark.parametrize("kw, why", [
+    ({"ncu": False}, "ncu not found"),
+    ({"smi": False, "params": None}, "no GPU"),
+    ({"packages": CORE_PACKAGES}, "no CuPy"),
+])
+def test_probe_that_cannot_run_says_it_was_skipped(kw, why):
+    checks = diagnose(machine(**kw), probe=True)
+    probe = by_name(checks, "counter probe")
+    assert probe.status == "skipped" and why in probe.detail and "--probe" in probe.line()
 
 
 def test_probe_profiles_a_tiny_kernel():

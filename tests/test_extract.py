@@ -49,7 +49,20 @@ def test_ncu_rep_frame_is_tidy(f32_capture):
 def test_device_attributes(f32_capture):
     assert f32_capture.device["gpu"] == "NVIDIA H200"
     assert f32_capture.device["sm_count"] == 132
-    assert f32_capture.report_version.startswith("2025.3")
+    from profiler_report.capture.ncu_module import chosen
+
+    # ncu_report's get_version() names the reader's release, not the ncu that wrote the capture.
+    assert f32_capture.report_version == chosen().version
+
+
+def test_the_chosen_reader_is_as_new_as_every_ncu_from_2025_1_to_2026_3():
+    # The reader policy (a reader opens its own release's captures and older ones); the fixtures
+    # above (ncu 2025.3.1 captures) are read by this reader in every test.
+    from profiler_report.capture.ncu_module import chosen, opens
+
+    reader = chosen()
+    assert reader is not None and opens(reader.version, "2026.3.1.0"), reader
+    assert all(opens(reader.version, v) for v in ("2025.1.0.0", "2025.2.1.0", "2025.3.1.0", "2026.1.0.0"))
 
 
 def test_rule_results_are_read(f32_capture):

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import json
 
-import gate_support
 from gate_support import GOOD_REP, by, refused
 
 from profiler_report import gate
 from profiler_report.analysis.run import load_run
 from profiler_report.gate.grammar import parse_thresholds
-
-# The shared module-scoped fixtures (loaded once per test module).
-good_run = gate_support.good_run
-regressed_run = gate_support.regressed_run
-default_thresholds = gate_support.default_thresholds
-
 
 # ---------------------------------------------------------------------------------------------
 # The gate on the real captures

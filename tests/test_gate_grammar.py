@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-import gate_support
 import pytest
 from gate_support import REPO, by, refused
 from hypothesis import given, settings
@@ -13,11 +12,6 @@ from hypothesis import strategies as st
 from profiler_report import gate
 from profiler_report.errors import ProfilerReportError, ThresholdsError
 from profiler_report.gate.grammar import parse_rule, parse_thresholds, parse_thresholds_data
-
-# The shared module-scoped fixtures (loaded once per test module).
-good_run = gate_support.good_run
-default_thresholds = gate_support.default_thresholds
-
 
 # ---------------------------------------------------------------------------------------------
 # Grammar

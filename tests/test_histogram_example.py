@@ -148,7 +148,7 @@ def test_the_capture_with_case_from_elsewhere(tmp_path):
     assert res.returncode == 2 and "made by case 'histogram'" in res.stderr and "--case" in res.stderr
     res = _cli("summary", str(alone / "profile.ncu-rep"), "--case", str(EXAMPLE), "--format", "json", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
-    rows = {r["stage"]: r for r in json.loads(res.stdout)}
+    rows = {r["stage"]: r for r in json.loads(res.stdout)["stages"]}
     smem = {st: rows[st]["shared_mem_per_block_bytes"] for st in ("shared_atomics", "warp_private")}
     assert smem["warp_private"] == 8 * smem["shared_atomics"]
     assert rows["warp_private_vec"]["global_load_sectors_per_request"] >= 8 * rows["warp_private"][

@@ -11,6 +11,7 @@ processed), and runs the installed ``profiler-report`` from a folder outside the
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import os
 import shutil
@@ -94,8 +95,11 @@ def test_resource_dir_is_a_real_path_here():
 # --- the wheel, installed into a fresh virtual environment ------------------------------------------
 
 def _why_no_wheel_build() -> str | None:
-    if importlib.util.find_spec("venv") is None or importlib.util.find_spec("ensurepip") is None:
-        return "the venv module (with ensurepip) is unavailable: install python3-venv"
+    if importlib.util.find_spec("venv") is None:
+        return "the venv module is unavailable: install python3-venv"
+    pip = importlib.metadata.version("pip")
+    if tuple(int(p) for p in pip.split(".")[:2]) < (22, 3):
+        return f"pip {pip} cannot install into another environment (--python needs pip>=22.3)"
     if importlib.util.find_spec("setuptools") is None:
         return "setuptools is not installed here (`make venv` installs it through the test extra)"
     import setuptools
@@ -183,15 +187,17 @@ def test_wheel_installs_and_reads_a_capture(tmp_path):
     assert not any(n.startswith(("kernels/", "templates/", "tests/")) for n in listed), sorted(listed)
 
     # A fresh virtual environment that sees the dependencies through one .pth file of plain paths.
+    # Without pip of its own (ensurepip is most of a venv's cost): this pip installs into it (--python).
     venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", venv], cwd=tmp_path)
+    _run([sys.executable, "-m", "venv", "--without-pip", venv], cwd=tmp_path)
     vpy = venv / "bin" / "python"
     probe = "import sys, sysconfig; print(sysconfig.get_paths()['purelib']); print(*sys.path[1:], sep='\\n')"
     site_dir, *venv_path = _run([vpy, "-c", probe], cwd=tmp_path).stdout.splitlines()
     venv_site = Path(site_dir)
     venv_path = [str(Path(p).resolve()) for p in venv_path]
     (venv_site / "zz_profiler_report_test_deps.pth").write_text("\n".join(_dependency_dirs(venv_path)) + "\n")
-    _run([vpy, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel], cwd=tmp_path)
+    _run([sys.executable, "-m", "pip", "--python", vpy, "install", "-q", "--no-deps", "--no-index", wheel],
+         cwd=tmp_path)
 
     # Everything below runs from a folder outside the checkout.
     elsewhere = tmp_path / "elsewhere"

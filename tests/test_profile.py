@@ -33,6 +33,7 @@ from profiler_report.live.ncu import (
     export_csv,
     failed_kernels,
     find_ncu,
+    ncu_version,
     run_ncu,
 )
 
@@ -129,6 +130,22 @@ def test_ncu_runs_past_its_timeout_and_is_stopped(tmp_path):
     assert "--ncu-timeout" in exc.value.hint
     time.sleep(0.2)
     assert not marker.exists()  # the whole process group was stopped
+
+
+def test_version_query_stops_a_hanging_ncu_at_its_timeout(tmp_path):
+    marker = tmp_path / "still-running"
+    ncu = write_fake_ncu(tmp_path, f"sleep 30\ntouch {marker}")
+    t0 = time.monotonic()
+    assert ncu_version(str(ncu), timeout_s=0.5) == "unknown"
+    assert time.monotonic() - t0 < 10  # the sleeping child held the pipe: the group must be stopped
+    time.sleep(0.2)
+    assert not marker.exists()
+
+
+def test_version_query_reads_the_version(tmp_path):
+    ncu = write_fake_ncu(tmp_path, "echo 'NVIDIA (R) Nsight Compute Command Line Profiler'\n"
+                                   "echo 'Version 2025.3.1.0 (build 36398880) (public-release)'")
+    assert ncu_version(str(ncu)) == "2025.3.1.0"
 
 
 def test_progress_lines_are_echoed(tmp_path):

@@ -332,7 +332,7 @@ def test_summary_json_has_null_where_not_measured(monkeypatch, capsys):
 
     code, out, _ = cli(monkeypatch, capsys, "summary", BAD_DATA / "missing_cells.csv", "--format", "json")
     assert code == 0
-    smem = _strict_json(out)[1]
+    smem = _strict_json(out)["stages"][1]
     assert smem["duration_us"] is None and smem["dram_read_bytes"] is None
 
 

@@ -24,8 +24,9 @@ def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
     ``ceilings`` (``--ceiling`` LABEL, REGEX pairs) are checked first: a launch one of them
     matches is a ceiling under that label, never a stage. Then labels, first match wins:
     ``labels`` (LABEL, REGEX) pairs searched in the kernel's names (:func:`kernel_names`: short,
-    display and mangled) and the NVTX range; our own NVTX ranges ``pr_<stage>``; in a ladder of several files (:func:`~profiler_report.capture.model.merge_captures`)
-    the file's label for a file of one launch; else the kernel name (``#2``... when repeated).
+    display and mangled) and the NVTX range; our own NVTX ranges ``pr_<stage>``; in a ladder of
+    several files (:func:`~profiler_report.capture.model.merge_captures`) the file's label for a
+    file of one launch; else the kernel name (``#2``... when repeated).
     Launches that match no ``labels`` entry are dropped when ``labels`` is given.
 
     Raises:
@@ -69,7 +70,8 @@ def _compiled(pairs: list[tuple[str, str]] | None, option: str) -> list[tuple[st
         try:
             out.append((label, re.compile(pattern)))
         except re.error as exc:
-            raise InputError(f"{option} {label}={pattern}: bad regular expression ({exc})") from exc
+            raise InputError(f"{option} {label}={pattern}: bad regular expression ({exc})",
+                             f"escape regex characters, e.g. {option} naive='^transpose_naive$'") from exc
     return out
 
 

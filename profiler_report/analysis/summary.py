@@ -1,9 +1,10 @@
-"""The per-stage summary table, stall table and event timings."""
+"""The per-stage summary table, stall table and event timings, and the one JSON form of the
+summary (:func:`summary_document`: ``summary --format json`` and the report's ``summary.json``)."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -19,6 +20,10 @@ from profiler_report.metrics import (
     required_metrics,
     stall_reasons,
 )
+from profiler_report.util.jsonable import dumps, records
+
+if TYPE_CHECKING:
+    from profiler_report.analysis import Analysis
 
 
 def summarize(capture: Capture, stages: pd.DataFrame) -> pd.DataFrame:
@@ -140,3 +145,47 @@ def add_timings(summary: pd.DataFrame, timings: list[dict[str, Any]]) -> pd.Data
         out.loc[i, "pct_of_copy_kernel"] = 100 * ratio(t["gbps"], copy["gbps"]) if copy else math.nan
         out.loc[i, "pct_of_memcpy"] = 100 * ratio(t["gbps"], memcpy["gbps"]) if memcpy else math.nan
     return out
+
+
+#: Summary columns outside the metric registry: name -> (unit, source). The identifying columns
+#: (stage, role, kernel, launch_id, grid, block, top_stalls) have no unit.
+EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
+    "shared_excessive_source": ("", "where shared_excessive_wavefronts comes from: \"ncu\" "
+                                "(derived__memory_l1_wavefronts_shared_excessive), \"computed\" (wavefronts - ideal) "
+                                "or \"not collected\""),
+    "shared_excessive_wavefronts_ld": ("wavefront", "derived__memory_l1_wavefronts_shared_excessive summed over the "
+                                       "launch's shared loads (LDS*), per instruction"),
+    "shared_excessive_wavefronts_st": ("wavefront", "derived__memory_l1_wavefronts_shared_excessive summed over the "
+                                       "launch's shared stores (STS*, LDGSTS), per instruction"),
+    "top_stalls": ("cycles per issue", "the three largest smsp__average_warps_issue_stalled_<reason>_per_issue_active"
+                   ".ratio, \"reason value\" joined by \", \""),
+}
+
+#: The JSON schema of :func:`summary_document`, named in the document itself.
+SUMMARY_SCHEMA = "profiler-report.summary/1"
+
+
+def summary_columns() -> dict[str, dict[str, str]]:
+    """Column name -> {"unit", "source"} for every measured column of the summary: the metric
+    registry's headline and timing columns, then :data:`EXTRA_COLUMNS`."""
+    out = {c.name: {"unit": c.unit, "source": c.source} for c in (*HEADLINE, *TIMING_COLUMNS)}
+    out.update({name: {"unit": unit, "source": src} for name, (unit, src) in EXTRA_COLUMNS.items()})
+    return out
+
+
+def summary_document(analysis: Analysis) -> dict[str, Any]:
+    """The summary of one capture as JSON-ready data, the one schema of every "summary" JSON.
+
+    Keys: ``schema`` (:data:`SUMMARY_SCHEMA`); ``columns`` (:func:`summary_columns`: each
+    column's unit and ncu source); ``stages`` (one record per stage in launch order: the columns
+    of :func:`summarize`, plus the event-timing columns with a timings.json; units as in
+    ``columns``, NaN as null); ``expectations`` (each expected effect of the case's stages.toml
+    and its verdict); ``deltas`` (each headline metric's change from the previous stage).
+    """
+    return {"schema": SUMMARY_SCHEMA, "columns": summary_columns(), "stages": records(analysis.summary),
+            "expectations": records(analysis.expectations), "deltas": records(analysis.deltas)}
+
+
+def summary_json(analysis: Analysis) -> str:
+    """:func:`summary_document` as indented JSON text: ``summary.json`` and ``summary --format json``."""
+    return dumps(summary_document(analysis)) + "\n"

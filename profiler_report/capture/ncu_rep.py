@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.metadata
 from pathlib import Path
 
 import pandas as pd
@@ -55,11 +53,14 @@ def read_ncu_rep(path: str | Path, timeout_s: float | None = None, pending: Pend
         raise ReportUnreadableError("the ncu_report module is not installed", "pip install ncu-report")
     if data.get("error"):
         raise ReportUnreadableError(
-            f"{path} is not a readable Nsight Compute report ({data['error']})",
-            "pass a complete .ncu-rep; a report from a much newer ncu needs a newer `pip install -U ncu-report`",
+            f"{path} is not a readable Nsight Compute report ({data['error']}; read with "
+            f"{data.get('reader', 'ncu_report')})",
+            "pass a complete .ncu-rep; a capture from an ncu newer than the reader needs a newer reader: "
+            "`pip install -U ncu-report`, or the ncu_report bundled with that ncu (picked when newer; "
+            "`profiler-report doctor` names both)",
         )
     if not data["rows"]:
-        raise _no_launch_error(path, fmt, data.get("module_version", ""))
+        raise _no_launch_error(path, fmt, data.get("reader", ""))
     n = data["launches"]
     notes = [f"Per-instruction attribution was read for the first {SOURCE_LAUNCHES} of {n} launches only."] \
         if n > SOURCE_LAUNCHES else []
@@ -69,18 +70,16 @@ def read_ncu_rep(path: str | Path, timeout_s: float | None = None, pending: Pend
                    data["version"], pd.DataFrame(data["source"], columns=SOURCE_COLUMNS), data["files"], notes)
 
 
-def _no_launch_error(path: Path, fmt: int, module_version: str) -> ReportUnreadableError:
+def _no_launch_error(path: Path, fmt: int, reader: str) -> ReportUnreadableError:
     """Why a report with an NVR header yields no launch: another format version, else truncation."""
-    try:
-        lib = importlib.metadata.version("ncu-report")
-    except importlib.metadata.PackageNotFoundError:  # the copy bundled with an ncu install
-        lib = module_version or "(bundled)"
+    reader = reader or "ncu_report"
     if fmt != NCU_REP_FORMAT:
         return ReportUnreadableError(
-            f"{path} uses report format version {fmt}, which ncu_report {lib} read no kernel launch from "
+            f"{path} uses report format version {fmt}, which {reader} read no kernel launch from "
             f"(ncu 2025.x writes format {NCU_REP_FORMAT}): it was written by a much newer or older ncu",
-            "open it with the ncu that wrote it and export a raw CSV (`ncu --import R --csv --page raw`), "
-            "or install the matching `pip install ncu-report==<that ncu version>`",
+            "install a reader at least as new as the ncu that wrote it (`pip install -U ncu-report`; "
+            "`profiler-report doctor` names the versions), or export a raw CSV with that ncu "
+            "(`ncu --import R --csv --page raw`)",
         )
     return ReportUnreadableError(
         f"{path} holds no readable kernel launch: the file is truncated or corrupt, or ncu profiled nothing",

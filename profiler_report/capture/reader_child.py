@@ -1,5 +1,10 @@
-"""The child process that reads a ``.ncu-rep`` with NVIDIA's ``ncu_report`` and pickles plain
-data to its parent (ncu_report is slow to import and may crash on odd files: the parent survives)."""
+"""The child process that reads a ``.ncu-rep`` with NVIDIA's ``ncu_report`` module.
+
+``ncu_report`` runs here, never in the process that imports pandas, matplotlib or CuPy: its SWIG
+layer and their native libraries do not share a process reliably, and a child can be stopped at a
+timeout. The module picked is :func:`profiler_report.capture.ncu_module.load_reader`'s (the newest
+reader on the machine). The result goes back to the parent as a pickle of plain data.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ import sys
 from collections.abc import Collection
 from typing import Any
 
-from profiler_report.capture.ncu_module import load
+from profiler_report.capture.ncu_module import load_reader
 from profiler_report.capture.units import clean_rule_text, normalize_unit, shared_side, short_kernel_name
 
 #: Launches of a .ncu-rep whose per-instruction values are read (the first ones, in capture order).
@@ -233,28 +238,39 @@ def read_raw(path: str, parts: Collection[str] = PARTS) -> dict[str, Any]:
     Returns:
         dict with ``rows`` (metric rows), ``rules``, ``source`` (per-instruction rows), ``files``
         (source file name -> text), ``device``, ``version`` (of ncu_report), ``launches``,
-        ``error`` (a message when ncu_report could not load the file, else "").
+        ``reader`` (which ncu_report read it, :meth:`~profiler_report.capture.ncu_module.Reader.describe`),
+        ``module_version`` (its release), ``error`` (a message when ncu_report could not load the
+        file, else "").
     """
-    ncu_report = load()
-    if ncu_report is None:
+    found = load_reader()
+    if found is None:
         return {"error": "no-module"}
+    ncu_report, reader = found
     try:
         ctx = ncu_report.load_report(path)
     except Exception as exc:  # the SWIG layer raises bare RuntimeError/ValueError
-        return {"error": str(exc).strip()[:200] or type(exc).__name__}
+        return {"error": str(exc).strip()[:200] or type(exc).__name__, "reader": reader.describe(),
+                "module_version": reader.version}
     out: dict[str, Any] = {"rows": [], "rules": [], "source": [], "files": {}, "device": {}, "error": ""}
     launch_id = 0
     for ri in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(ri)
         for ai in range(rng.num_actions()):
-            _read_action(rng.action_by_idx(ai), launch_id, parts, out)
+            action = rng.action_by_idx(ai)
+            if action.name(action.NameBase_DEMANGLED) is None:
+                # ncu_report 2026.x opens a file cut short and yields its tail's launches without
+                # a name or metrics (2025.3 yielded none): refuse it rather than read part of it.
+                return {"error": f"launch {launch_id} cannot be read: the file is truncated or corrupt",
+                        "reader": reader.describe(), "module_version": reader.version}
+            _read_action(action, launch_id, parts, out)
             launch_id += 1
     out["launches"] = launch_id
     try:
         out["version"] = str(ctx.get_version())
     except Exception:
         out["version"] = ""
-    out["module_version"] = getattr(ncu_report, "__version__", "")
+    out["module_version"] = reader.version
+    out["reader"] = reader.describe()
     return out
 
 
@@ -262,9 +278,10 @@ def read_ranges(path: str) -> dict[str, Any]:
     """The NVTX push/pop ranges of every launch of the report at ``path``, in capture order, and
     nothing else (cheap: no metric is read): ``{"ranges": [...], "launches": n, "error": ""}``;
     ``error`` as in :func:`read_raw`."""
-    ncu_report = load()
-    if ncu_report is None:
+    found = load_reader()
+    if found is None:
         return {"error": "no-module"}
+    ncu_report, _ = found
     try:
         ctx = ncu_report.load_report(path)
     except Exception as exc:  # the SWIG layer raises bare RuntimeError/ValueError

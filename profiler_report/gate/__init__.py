@@ -2,7 +2,7 @@
 
 Pipeline: :mod:`.grammar` (the TOML file and the rule grammar) -> :mod:`.rules` (one pure
 ``Rule.evaluate`` per rule) -> :mod:`.evaluate` (rules applied to a run's stages) -> :mod:`.output`
-(table, JSON, JUnit). ``profiler-report check`` is this package on a run from
+(table, JSON, JUnit, Markdown). ``profiler-report check`` is this package on a run from
 :func:`profiler_report.analysis.run.load_run`. Nothing here imports the HTML layer or the GPU side.
 """
 
@@ -12,6 +12,7 @@ from profiler_report.gate.grammar import load_thresholds, parse_rule, parse_thre
 from profiler_report.gate.output import (
     junit_tree,
     results_json,
+    results_markdown,
     results_summary,
     results_table,
     write_atomic,
@@ -21,6 +22,7 @@ from profiler_report.gate.rules import Band, Result, Rule
 
 __all__ = [
     "Band", "Result", "Rule", "check_run", "counts", "exit_code", "fmt_value", "junit_tree", "load_thresholds",
-    "parse_rule", "parse_thresholds", "parse_thresholds_data", "results_json", "results_summary", "results_table",
+    "parse_rule", "parse_thresholds", "parse_thresholds_data", "results_json", "results_markdown", "results_summary",
+    "results_table",
     "write_atomic", "write_junit",
 ]

@@ -73,16 +73,17 @@ NVPROF_NAMES = {
 }
 
 
-_CONFLICT_MSG = ("is a raw hardware counter: not zero on conflict-free code and different from run to run; "
+_CONFLICT_MSG = ("is a raw hardware counter: not zero on conflict-free code and different from run to run",
                  "gate bank conflicts on shared_excessive_wavefronts (derived__memory_l1_wavefronts_shared_excessive) "
                  "or shared_wavefronts_per_load / shared_wavefronts_per_store")
 
 
-_SINGLE_TIME_MSG = ("comes from a single profiled launch (gpu__time_duration under ncu); gate time on event timings: "
-                    "`duration` (event-timed median, timings.json) or event_gbps, e.g. 'duration <= 1.10 * baseline'")
+_SINGLE_TIME_MSG = ("comes from a single profiled launch (gpu__time_duration under ncu)",
+                    "gate time on event timings: `duration` (event-timed median, timings.json) or event_gbps, "
+                    "e.g. 'duration <= 1.10 * baseline'")
 
 
-#: (pattern, why) for names a rule may not use.
+#: (pattern, (why, what to gate instead)) for names a rule may not use.
 REFUSED = (
     (re.compile(r"^bank_conflicts_(ld|st)_raw$"), _CONFLICT_MSG),
     (re.compile(r"^l1tex__data_bank_conflicts_pipe_lsu"), _CONFLICT_MSG),
@@ -137,9 +138,9 @@ def resolve_metric(name: str, where: str) -> tuple[str, str]:
         ThresholdsError: an nvprof name (names its ncu replacement), a refused name (raw
             bank-conflict counters, single-launch durations), or an unknown name (closest names).
     """
-    for pattern, why in REFUSED:
+    for pattern, (why, instead) in REFUSED:
         if pattern.search(name):
-            raise ThresholdsError(f"{where}: {name} {why}")
+            raise ThresholdsError(f"{where}: {name} {why}", instead)
     if name in NVPROF_NAMES:
         new, source = NVPROF_NAMES[name]
         raise ThresholdsError(f"{where}: {name} is an nvprof metric; Nsight Compute has no such name",
@@ -294,7 +295,8 @@ def parse_thresholds_data(data: Any, path: str = "<thresholds>") -> Thresholds:
                 try:
                     re.compile(name)
                 except (re.error, OverflowError, RecursionError) as exc:
-                    raise ThresholdsError(f"{where}: bad kernel-name regular expression ({exc})") from exc
+                    raise ThresholdsError(f"{where}: bad kernel-name regular expression ({exc})",
+                                          'fix the pattern, e.g. [kernel."^transpose_(padded|unrolled)$"]') from exc
             rules.extend(_section_rules(section, where, name if group == "stage" else None,
                                         name if group == "kernel" else None))
     if not rules:
@@ -311,7 +313,9 @@ def parse_thresholds(text: str, path: str = "<thresholds>") -> Thresholds:
     try:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
-        raise ThresholdsError(f"{path} is not valid TOML ({exc})") from exc
+        raise ThresholdsError(f"{path} is not valid TOML ({exc})",
+                              "fix the line and column named; a rule is a quoted string, "
+                              'e.g. rules = ["shared_excessive_wavefronts == 0"]') from exc
     return parse_thresholds_data(data, path)
 
 
@@ -337,5 +341,6 @@ def load_thresholds(path: Path | None = None) -> Thresholds:
     try:
         text = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ThresholdsError(f"cannot read thresholds file {path} ({exc.__class__.__name__})") from exc
+        raise ThresholdsError(f"cannot read thresholds file {path} ({exc.__class__.__name__})",
+                              "pass a readable UTF-8 text file") from exc
     return parse_thresholds(text, str(path))

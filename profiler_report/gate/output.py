@@ -1,4 +1,5 @@
-"""The gate's results written out: the plain-text table, JSON for scripts, JUnit XML for CI.
+"""The gate's results written out: the plain-text table, JSON for scripts, JUnit XML and
+GitHub-flavoured Markdown for CI.
 
 Last step of the gate, after :mod:`.evaluate`; ``profiler-report check`` prints
 :func:`results_table` and :func:`results_summary` (or :func:`results_json` under ``--json``) and
@@ -17,6 +18,7 @@ from profiler_report.analysis.compare import fmt_value
 from profiler_report.errors import InputError
 from profiler_report.gate.evaluate import counts
 from profiler_report.gate.rules import Result
+from profiler_report.util.fmt import markdown_table
 from profiler_report.util.fsio import atomic_write
 
 
@@ -53,6 +55,22 @@ def results_summary(results: list[Result], missing: str) -> list[str]:
                  f"{' (counted as failures: --missing fail)' if missing == 'fail' and c['not measured'] else ''}, "
                  f"{c['skipped']} skipped")
     return lines
+
+
+def results_markdown(results: list[Result], missing: str, capture: str, thresholds: str) -> str:
+    """GitHub-flavoured Markdown for ``$GITHUB_STEP_SUMMARY``: a heading with the outcome, the
+    totals line of :func:`results_summary`, and one table row per rule and stage (the rows of
+    :func:`results_table`, with the reason for every verdict but a pass)."""
+    failed = any(r.verdict == "fail" or (r.verdict == "not measured" and missing == "fail") for r in results)
+    rows = [[r.stage, f"`{r.rule}`", fmt_value(r.measured, r.unit) if r.verdict != "skipped" else "-",
+             fmt_value(r.limit, r.unit) if not math.isnan(r.limit) else "-",
+             f"**{r.verdict.upper()}**" if r.verdict == "fail" else r.verdict,
+             r.message if r.verdict != "pass" else ""] for r in results]
+    table = markdown_table(["stage", "rule", "measured", "limit", "verdict", "why"], rows,
+                           ["l", "l", "r", "r", "l", "l"])
+    return (f"### profiler-report check: {'FAILED' if failed else 'passed'}\n\n"
+            f"`{capture}` against `{thresholds}`: {results_summary(results, missing)[-1].removeprefix('check: ')}"
+            f"\n\n{table}\n")
 
 
 def _json_num(x: float) -> float | None:

@@ -1,4 +1,9 @@
-"""TODO docstring."""
+"""``profiler-report doctor``: what a live run needs on this machine, one line per check with its fix.
+
+Checks, in order: the Python packages, the GPU and its driver, the GPU packages, ncu and its
+version, the ``ncu_report`` reader against that version, and counter permission. Every question
+to the machine goes through :class:`Probes`, so each verdict is tested without a GPU.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from profiler_report.capture.ncu_module import PACKAGE, Reader, chosen, opens, version_key
 from profiler_report.errors import CounterPermissionError, InputError, NcuNotFoundError, NoGpuError, ProfilerReportError
 
 #: Packages the tool needs to render reports and read captures (exit 2 when missing).
@@ -32,7 +38,7 @@ class Check:
     """One line of the doctor's report."""
 
     name: str
-    status: str  # "ok", "warning", "unknown" or "problem"
+    status: str  # "ok", "warning", "unknown", "skipped" or "problem"
     detail: str
     fix: str = ""
     exit_code: int = 0  # for a problem: the exit code of the error it stands for
@@ -86,20 +92,25 @@ class Probes:
     read_text: Callable[[str], str | None] = _read_text  # None when unreadable
     euid: Callable[[], int] = os.geteuid
     python: str = field(default_factory=lambda: sys.executable)
+    reader: Callable[[], Reader | None] = lambda: chosen()  # the ncu_report that would read captures
 
 
 def check_packages(p: Probes) -> list[Check]:
-    """Core packages (exit 2), GPU packages (exit 8), optional packages (warning)."""
-    out = []
+    """Core packages (exit 2)."""
     core = [n for n in CORE_PACKAGES if not p.has_package(n)]
-    out.append(Check("python packages", "problem" if core else "ok",
-                     f"missing {', '.join(core)}" if core else f"{', '.join(CORE_PACKAGES)} present",
-                     "pip install -e . (installs pandas, jinja2, matplotlib, pygments, click, ncu-report)",
-                     InputError.exit_code))
+    return [Check("python packages", "problem" if core else "ok",
+                  f"missing {', '.join(core)}" if core else f"{', '.join(CORE_PACKAGES)} present",
+                  "pip install -e . (installs pandas, jinja2, matplotlib, pygments, click, ncu-report)",
+                  InputError.exit_code)]
+
+
+def check_gpu_packages(p: Probes) -> list[Check]:
+    """GPU packages (exit 8), optional packages (warning). Checked after the GPU: on a machine
+    without one, the GPU is what to fix first."""
     gpu = [n for n in GPU_PACKAGES if not p.has_package(n)]
-    out.append(Check("GPU packages", "problem" if gpu else "ok",
-                     f"missing {', '.join(gpu)} (needed for a live run)" if gpu else "cupy present",
-                     "pip install -e '.[gpu]' (cupy-cuda13x, nvtx)", NoGpuError.exit_code))
+    out = [Check("GPU packages", "problem" if gpu else "ok",
+                 f"missing {', '.join(gpu)} (needed for a live run)" if gpu else "cupy present",
+                 "pip install -e '.[gpu]' (cupy-cuda13x, nvtx)", NoGpuError.exit_code)]
     opt = [n for n in OPTIONAL_PACKAGES if not p.has_package(n)]
     if opt:
         out.append(Check("optional packages", "warning", f"missing {', '.join(opt)}: CuPy's own NVTX binding is "
@@ -122,41 +133,50 @@ def check_gpu(p: Probes) -> list[Check]:
     return checks
 
 
-def check_ncu(p: Probes) -> tuple[list[Check], str | None]:
-    """ncu found (exit 3 when not) and its version against the ncu_report that reads captures."""
+def check_ncu(p: Probes) -> tuple[list[Check], str | None, str]:
+    """ncu found (exit 3 when not); returns (checks, ncu's path or None, its version or "")."""
     try:
         ncu = p.find_ncu()
     except NcuNotFoundError as exc:
-        return [Check("ncu", "problem", exc.message, exc.hint, exc.exit_code)], None
+        return [Check("ncu", "problem", exc.message, exc.hint, exc.exit_code)], None, ""
     rc, out = p.run([ncu, "--version"], 60)
     m = re.search(r"Version\s+([\d.]+)", out)
     if rc != 0 or not m:
         return [Check("ncu", "problem", f"{ncu} does not run ({_last(out)})",
-                      "reinstall Nsight Compute or pass --ncu", NcuNotFoundError.exit_code)], ncu
-    version = m.group(1)
-    checks = [Check("ncu", "ok", f"{ncu}, version {version}")]
-    reader = _ncu_report_version()
-    if reader and not version.startswith(".".join(reader.split(".")[:2])):
-        checks.append(Check("ncu version", "warning", f"ncu {version} but ncu-report {reader}: reports of one "
-                            "version may not be readable by the other", f"pip install ncu-report=={version}"))
-    return checks, ncu
+                      "reinstall Nsight Compute or pass --ncu", NcuNotFoundError.exit_code)], ncu, ""
+    return [Check("ncu", "ok", f"{ncu}, version {m.group(1)}")], ncu, m.group(1)
 
 
-def _ncu_report_version() -> str:
-    try:
-        import importlib.metadata
+def check_reader(p: Probes, ncu_version: str) -> Check:
+    """The ncu_report that reads captures (:func:`profiler_report.capture.ncu_module.chosen`)
+    against the local ncu: a reader opens captures of its own release and older ones, so an ncu
+    newer than the reader writes captures it cannot open (exit 2, as reading one would)."""
+    reader = p.reader()
+    if reader is None:
+        return Check("capture reader", "problem", "no ncu_report module: captures cannot be read",
+                     f"pip install -U {PACKAGE}", InputError.exit_code)
+    if not ncu_version:
+        return Check("capture reader", "ok", f"{reader.describe()}; no local ncu to compare it with")
+    verdict = opens(reader.version, ncu_version)
+    if verdict is None:
+        return Check("capture reader", "warning", f"{reader.describe()}, local ncu {ncu_version}: cannot compare "
+                     "the versions", f"pip install -U {PACKAGE}")
+    if verdict:
+        return Check("capture reader", "ok", f"{reader.describe()} opens captures of the local ncu {ncu_version}")
+    need = ".".join(str(n) for n in version_key(ncu_version)[:2])
+    return Check("capture reader", "problem", f"{reader.describe()} is older than the local ncu {ncu_version}: "
+                 "it cannot open the captures that ncu writes",
+                 f"pip install -U '{PACKAGE}>={need}' (or make the ncu_report in that ncu's extras/python importable)",
+                 InputError.exit_code)
 
-        return importlib.metadata.version("ncu-report")
-    except Exception:  # not installed, or a bundled copy without metadata
-        return ""
 
-
-def counter_permission(p: Probes) -> Check:
+def counter_permission(p: Probes, driver: bool = True) -> Check:
     """Whether this user may read the GPU performance counters, from the driver's parameters.
 
     ``RmProfilingAdminOnly: 1`` in /proc/driver/nvidia/params (the module option
-    NVreg_RestrictProfilingToAdminUsers) restricts counters to root/CAP_SYS_ADMIN. 'unknown' when
-    the file cannot be read; ``doctor --probe`` profiles a tiny kernel to know for sure.
+    NVreg_RestrictProfilingToAdminUsers) restricts counters to root/CAP_SYS_ADMIN. 'skipped'
+    without an NVIDIA driver (``driver`` False and no parameters file: no counters to read),
+    'unknown' when the file cannot be read; ``doctor --probe`` profiles a tiny kernel to know for sure.
     """
     hint = CounterPermissionError.default_hint
     text = p.read_text(PARAMS_FILE)
@@ -167,6 +187,9 @@ def counter_permission(p: Probes) -> Check:
     if m and not root:
         return Check("counter permission", "problem", "RmProfilingAdminOnly: 1 and not running as root "
                      "(ncu would fail with ERR_NVGPUCTRPERM)", hint, CounterPermissionError.exit_code)
+    if not m and not driver:
+        return Check("counter permission", "skipped", f"no NVIDIA driver here ({PARAMS_FILE} not readable): "
+                     "no counters to read")
     if root:
         return Check("counter permission", "ok", "running as root (in a container the host can still forbid "
                      "counters: `doctor --probe` checks)")
@@ -196,18 +219,27 @@ def probe_counters(p: Probes, ncu: str) -> Check:
 
 
 def diagnose(p: Probes | None = None, probe: bool = False) -> list[Check]:
-    """Every check, in order."""
+    """Every check, in order (the first problem is the one to fix first)."""
     p = p or Probes()
     checks = check_packages(p)
     gpu = check_gpu(p)
+    driver = all(c.status == "ok" for c in gpu)
     checks += gpu
-    ncu_checks, ncu = check_ncu(p)
+    checks += check_gpu_packages(p)
+    ncu_checks, ncu, ncu_version = check_ncu(p)
     checks += ncu_checks
-    gpu_ok = all(c.status == "ok" for c in gpu) and p.has_package("cupy")
-    if probe and ncu and gpu_ok:
+    checks.append(check_reader(p, ncu_version))
+    has_cupy = p.has_package("cupy")
+    if probe and ncu and driver and has_cupy:
         checks.append(probe_counters(p, ncu))
-    else:
-        checks.append(counter_permission(p))
+        return checks
+    checks.append(counter_permission(p, driver))
+    if probe:
+        why, first = (("ncu not found", "install Nsight Compute") if not ncu else
+                      ("no GPU", "run on a machine with an NVIDIA GPU") if not driver else
+                      ("no CuPy to launch the test kernel", "pip install -e '.[gpu]'"))
+        checks.append(Check("counter probe", "skipped", f"--probe did not run: {why}",
+                            f"{first}, then run `profiler-report doctor --probe` again"))
     return checks
 
 

@@ -65,11 +65,19 @@ def find_ncu(explicit: str | None = None, env: dict[str, str] | None = None,
     raise NcuNotFoundError(f"Nsight Compute (ncu) was not found on PATH, $NCU, $CUDA_HOME/bin or in {where}")
 
 
-def ncu_version(ncu: str) -> str:
-    """``ncu --version`` reduced to its version number (e.g. ``2025.3.1.0``), or the raw text."""
+def ncu_version(ncu: str, timeout_s: float = 60) -> str:
+    """``ncu --version`` reduced to its version number (e.g. ``2025.3.1.0``), or the raw text;
+    "unknown" when it fails or runs past ``timeout_s`` (its whole process group is then stopped:
+    a child still holding the output pipe would otherwise keep the wait going)."""
     try:
-        out = subprocess.run([ncu, "--version"], capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError):
+        proc = subprocess.Popen([ncu, "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                start_new_session=True)
+    except OSError:
+        return "unknown"
+    try:
+        out, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
         return "unknown"
     m = re.search(r"Version\s+([\d.]+)", out)
     return m.group(1) if m else out.strip().splitlines()[-1:][0] if out.strip() else "unknown"

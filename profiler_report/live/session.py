@@ -74,7 +74,7 @@ def provenance(cfg: RunConfig, case: Case, ncu: str | None, stages: list[str]) -
         **gpu.device_info(),
         "driver": nvidia_driver(),
         "ncu": ncu or "not used",
-        "ncu_version": prof.ncu_version(ncu) if ncu else "not used",
+        "ncu_version": prof.ncu_version(ncu, min(60.0, cfg.ncu_timeout_s)) if ncu else "not used",
         "section_set": "full" if cfg.counters else "none (--no-counters)",
         "counters": "collected" if cfg.counters else f"unavailable ({counters_off_reason()})",
         "clock_control": cfg.clock_control if cfg.counters else "n/a (no profiler)",

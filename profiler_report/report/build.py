@@ -22,6 +22,7 @@ from profiler_report.errors import InputError
 from profiler_report.report.chart_pool import ChartPool
 from profiler_report.report.charts import capture_chart_jobs, sidecar_chart_jobs
 from profiler_report.report.counterless import counters_note, timings_analysis, timings_summary, unavailable_reason
+from profiler_report.report.guard import refuse_live_overwrite
 from profiler_report.report.html import write_outputs
 from profiler_report.report.notes import capture_provenance, page_notes
 from profiler_report.report.page import PageInputs, build_page
@@ -54,7 +55,8 @@ def render_capture(capture_path: Path | list[Path], out: Path, *, labels: list[t
                    tolerance: float = 0.05, strict: bool = False, pending: PendingRead | None = None,
                    timer: StepTimer | None = None, chart_workers: int = 1,
                    case: Case | None = None, ceilings: list[tuple[str, str]] | None = None,
-                   expect: Path | None = None) -> tuple[Analysis, list[Path], list[str]]:
+                   expect: Path | None = None, force: bool = False,
+                   run: Run | None = None) -> tuple[Analysis, list[Path], list[str]]:
     """Read, analyze and render one capture into ``out`` (index.html, summary.csv, summary.json).
 
     ``capture_label`` is the path the report names for the capture (a live run renders inside
@@ -66,25 +68,34 @@ def render_capture(capture_path: Path | list[Path], out: Path, *, labels: list[t
     the charts) and write. ``case``: the case that made both captures (``--case DIR``; None finds
     it from the capture, see :func:`~profiler_report.analysis.stages.own_case`). A list of captures
     is one ladder; ``ceilings`` and ``expect`` are ``--ceiling`` and ``--expect`` (see
-    :func:`~profiler_report.analysis.run.load_run`).
+    :func:`~profiler_report.analysis.run.load_run`). A recorded page (not ``live``) is not written
+    over a live run's report unless ``force`` (:func:`refuse_live_overwrite`). ``run``:
+    ``capture_path`` already loaded (:func:`~profiler_report.analysis.run.load_run`), not read again.
 
     Returns:
         (the analysis, the files written, what makes the two runs not comparable: [] without a
         baseline).
 
     Raises:
-        InputError: a sidecar file is corrupt (checked first); a ``--stage`` pattern is bad or
-            matches nothing; ``strict`` and the baseline is not comparable.
+        InputError: ``out`` holds a live run's report (checked first, unless ``live`` or ``force``);
+            a sidecar file is corrupt; a ``--stage`` pattern is bad or matches nothing; ``strict``
+            and the baseline is not comparable.
         ReportUnreadableError: a capture cannot be read.
     """
+    if not live and not force:
+        refuse_live_overwrite(out)
     timer = timer or StepTimer(progress=False)
     with ChartPool(chart_workers) as pool:  # forked now: the workers start while ncu_report reads
         many = isinstance(capture_path, list | tuple) and len(capture_path) > 1
-        side = Sidecars() if many else read_sidecars(Path(_first(capture_path)).parent)
+        if run is not None:
+            side = run.sidecars
+        else:
+            side = Sidecars() if many else read_sidecars(Path(_first(capture_path)).parent)
         early = pool.draw(sidecar_chart_jobs(side.bench, side.sweep))  # need no capture: drawn during the read
-        with timer.step("read"):
-            run = load_run(capture_path, labels, pending=pending, sidecars=side, case=case, ceilings=ceilings,
-                           expect=expect)
+        if run is None:
+            with timer.step("read"):
+                run = load_run(capture_path, labels, pending=pending, sidecars=side, case=case, ceilings=ceilings,
+                               expect=expect)
         inp, diffs = _inputs(run, live, capture_label), []
         if baseline is not None:
             with timer.step("baseline"):

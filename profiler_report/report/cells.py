@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from profiler_report.metrics import COLUMNS_BY_NAME, HEADLINE_BY_NAME
 from profiler_report.util.fmt import fmt
+
+if TYPE_CHECKING:
+    from profiler_report.analysis import Analysis
 
 #: Columns that state a speed: a stage that failed validation claims none.
 SPEED_PREFIXES = ("event_", "pct_of_", "duration", "dram_throughput")
@@ -49,6 +52,11 @@ class CellRules:
     counters: str = ""
 
 
+def cell_rules(validation: list[dict[str, Any]] | None, counters: str = "") -> CellRules:
+    """The :class:`CellRules` of a run: the stages its validation.json entries mark incorrect."""
+    return CellRules(frozenset(v["stage"] for v in validation or [] if not v.get("correct", True)), counters)
+
+
 def cell(row: Any, column: str, rules: CellRules) -> Cell:
     """The cell of ``column`` for one stage's summary row (a pandas Series or a mapping)."""
     stage = str(row.get("stage", ""))
@@ -65,3 +73,22 @@ def cell(row: Any, column: str, rules: CellRules) -> Cell:
         return Cell("not collected", "not measured", why="the capture does not hold this metric")
     col = COLUMNS_BY_NAME.get(column)
     return Cell("measured", fmt(value, col.unit if col else ""), float(value))
+
+
+def summary_cells(analysis: Analysis, rules: CellRules,
+                  columns: tuple[str, ...]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The summary table: (the ``columns`` (the case's ``summary_columns``) the summary holds, one row per stage with
+    ``stage``, ``role``, ``cells`` (a :class:`Cell` per column) and ``verdict``: the speed clause
+    of the stage's verdict, or why no speed is claimed)."""
+    summary = analysis.summary
+    cols = [c for c in columns if c in summary]
+    rows = []
+    for _, r in summary.iterrows():
+        default = "ceiling reference" if r["role"] == "ceiling" else ""
+        # The table keeps the speed clause; the stage's section gives the whole verdict.
+        verdict = analysis.verdicts.get(r["stage"], default).split(";")[0].rstrip(".")
+        if r["stage"] in rules.wrong:
+            verdict = "incorrect: validation failed, no speed is claimed"
+        rows.append({"stage": r["stage"], "role": r["role"], "cells": [cell(r, c, rules) for c in cols],
+                     "verdict": verdict})
+    return cols, rows

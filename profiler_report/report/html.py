@@ -9,10 +9,9 @@ import jinja2
 import markupsafe
 
 from profiler_report.analysis import Analysis
-from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
+from profiler_report.analysis.summary import summary_json
 from profiler_report.report.page import Page
 from profiler_report.util.fsio import atomic_write_many, ensure_dir
-from profiler_report.util.jsonable import dumps, records
 from profiler_report.util.resources import resource_dir
 
 
@@ -51,12 +50,7 @@ def write_outputs(folder: Path, page: Page, analysis: Analysis) -> list[Path]:
     files: dict[Path, str] = {
         folder / "index.html": html,
         folder / "summary.csv": analysis.summary.to_csv(index=False),
-        folder / "summary.json": dumps({
-            "columns": {c.name: {"unit": c.unit, "source": c.source} for c in (*HEADLINE, *TIMING_COLUMNS)},
-            "stages": records(analysis.summary),
-            "expectations": records(analysis.expectations),
-            "deltas": records(analysis.deltas),
-        }) + "\n",
+        folder / "summary.json": summary_json(analysis),
     }
     atomic_write_many(files, follow_links=False)  # a link inside the folder is replaced, never its target
     return list(files)

@@ -18,7 +18,7 @@ from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import stage_sources
 from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
 from profiler_report.report.annotate import add_stage_extras
-from profiler_report.report.cells import CellRules, cell
+from profiler_report.report.cells import CellRules, cell, cell_rules, summary_cells
 from profiler_report.report.charts import attach_charts
 from profiler_report.report.tables import bench_rows, pct_label, shape_table, shape_verdicts, sweep_table, where_notes
 from profiler_report.util.fmt import fmt
@@ -137,8 +137,7 @@ def _metric_rows(prev: pd.Series | None, row: pd.Series, rules: CellRules, case:
     return out
 
 
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return records(frame)
+_records = records  # NaN as None, as summary.json writes them
 
 
 @dataclass
@@ -203,19 +202,8 @@ def _section(inp: PageInputs, rules: CellRules, prev: pd.Series | None, row: pd.
 
 
 def _summary_rows(inp: PageInputs, rules: CellRules) -> tuple[list[str], list[dict[str, Any]]]:
-    summary = inp.analysis.summary
-    cols = [c for c in (inp.case or Case).summary_columns if c in summary]
-    header = ["stage", *[_COLUMNS[c].label for c in cols], "verdict"]
-    rows = []
-    for _, r in summary.iterrows():
-        default = "ceiling reference" if r["role"] == "ceiling" else ""
-        # The table keeps the speed clause; the stage's section gives the whole verdict.
-        verdict = inp.analysis.verdicts.get(r["stage"], default).split(";")[0].rstrip(".")
-        if r["stage"] in rules.wrong:
-            verdict = "incorrect: validation failed, no speed is claimed"
-        rows.append({"stage": r["stage"], "role": r["role"], "cells": [cell(r, c, rules) for c in cols],
-                     "verdict": verdict})
-    return header, rows
+    cols, rows = summary_cells(inp.analysis, rules, (inp.case or Case).summary_columns)
+    return ["stage", *[_COLUMNS[c].label for c in cols], "verdict"], rows
 
 
 def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = None) -> Page:
@@ -223,8 +211,7 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
     :func:`~profiler_report.report.cells.cell`; ``charts`` (called last: the charts may still be
     drawing in worker processes) gives the SVGs (:func:`~profiler_report.report.charts.chart_fields`)."""
     a, prov, case = inp.analysis, inp.provenance, inp.case
-    rules = CellRules(frozenset(v["stage"] for v in inp.validation or [] if not v.get("correct", True)),
-                      inp.counters)
+    rules = cell_rules(inp.validation, inp.counters)
     stages = a.summary[a.summary["role"] == "stage"].reset_index(drop=True)
     sources = stage_sources(case.manifest.source_text()) if case else {}
     sections = [_section(inp, rules, stages.iloc[i - 1] if i else None, row, sources) for i, row in stages.iterrows()]

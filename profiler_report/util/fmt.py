@@ -22,3 +22,20 @@ def fmt(x: Any, unit: str = "") -> str:
     if x == int(x):
         return f"{int(x)}"
     return f"{x:.3g}" if abs(x) < 10 else f"{x:.1f}"
+
+
+def md_cell(text: Any) -> str:
+    """One GitHub-flavoured Markdown table cell: ``|`` escaped, line breaks folded to spaces."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def markdown_table(header: list[str], rows: list[list[Any]], align: list[str] | None = None) -> str:
+    """A GitHub-flavoured Markdown table (as ``$GITHUB_STEP_SUMMARY`` and PR comments show it).
+
+    ``align`` gives one of "l", "r" per column (default: left).
+    """
+    marks = {"l": "---", "r": "---:"}
+    lines = ["| " + " | ".join(md_cell(h) for h in header) + " |",
+             "| " + " | ".join(marks[a] for a in (align or ["l"] * len(header))) + " |"]
+    lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
