@@ -28,10 +28,37 @@ CLI = [sys.executable, "-m", "profiler_report"]
 FAKE_CLI = [sys.executable, "-c", "import fakes; fakes.main()"]
 
 
-def cli(*args: str, fake: bool = False, env: dict[str, str] | None = None, timeout: float = 120):
+def cli(*args: str, fake: bool = False, env: dict[str, str] | None = None, timeout: float = 120,
+        process: bool = False):
+    """The console entry on ``args``: in this process (the same entry, exit code, stdout and
+    stderr; no interpreter start) unless ``fake``, ``env`` or ``process`` ask for a child."""
+    if not (fake or env or process):
+        return _in_process(args)
     full_env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]), **(env or {})}
     return subprocess.run([*(FAKE_CLI if fake else CLI), *args], capture_output=True, text=True, timeout=timeout,
                           cwd=ROOT, env=full_env)
+
+
+def _in_process(args: tuple[str, ...]) -> subprocess.CompletedProcess:
+    import contextlib
+    import io
+
+    from profiler_report.cli import entry
+
+    out, err, cwd, argv = io.StringIO(), io.StringIO(), os.getcwd(), sys.argv
+    os.chdir(ROOT)
+    sys.argv = ["profiler-report", *map(str, args)]
+    code: int | str | None = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            entry()
+    except SystemExit as exc:
+        code = exc.code
+    finally:
+        os.chdir(cwd)
+        sys.argv = argv
+    return subprocess.CompletedProcess([*CLI, *args], code if isinstance(code, int) else 1, out.getvalue(),
+                                       err.getvalue())
 
 
 def one_error_line(res: subprocess.CompletedProcess) -> str:
