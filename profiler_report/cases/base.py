@@ -8,6 +8,7 @@ called on a machine with a GPU, by :mod:`profiler_report.live`.
 
 from __future__ import annotations
 
+import importlib
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -143,8 +144,8 @@ class Case:
 
     @property
     def has_peers(self) -> bool:
-        """Whether the case times peer libraries (it overrides :meth:`bench_at`)."""
-        return type(self).bench_at is not Case.bench_at
+        """Whether the case times peer libraries (it names a :attr:`bench_module` or overrides :meth:`bench_at`)."""
+        return bool(self.bench_module) or type(self).bench_at is not Case.bench_at
 
     def guarded(self, method: str, stage: Stage | None, fn: Callable[..., Any], *args: Any) -> Any:
         """``fn(*args)``, one of this case's methods; in a user's case an exception it raises
@@ -252,36 +253,47 @@ class Case:
         """(context line, warnings) the report shows beside a stage's conflict figures."""
         return "", []
 
+    #: The module of the case's benchmark (GPU), imported on first use; "" when it has none. It
+    #: provides ``bench_at(case, size, dtype, repeats, stages, provenance)``, ``run_all(case,
+    #: quick=, repeats=)``, ``sweep_points(case, ref, quick=, repeats=)``, ``bench_point(case,
+    #: point)``, ``BenchRow``, ``table(rows)`` and ``as_json(rows, provenance)``.
+    bench_module: str = ""
+
+    def _bench(self, what: str) -> Any:
+        if not self.bench_module:
+            raise InputError(f"case {self.name} has no {what}", "run `profiler-report run --no-peers` instead")
+        return importlib.import_module(self.bench_module)
+
     def bench_at(self, size: Size, dtype: str, repeats: int, stages: list[Stage],
                  provenance: dict[str, Any]) -> dict[str, Any]:
         """The stages against the case's peers at one size (GPU): bench.json's content."""
-        raise InputError(f"case {self.name} has no peers to time", "run without --peers")
+        return self._bench("peers to time").bench_at(self, size, dtype, repeats, stages, provenance)
 
     def bench(self, *, quick: bool, repeats: int) -> list[Any]:
         """Time the stages against the case's ceilings and peers (GPU); rows for bench.json."""
-        raise InputError(f"case {self.name} has no benchmark", "run `profiler-report run` instead")
+        return self._bench("benchmark").run_all(self, quick=quick, repeats=repeats)
 
     def sweep_points(self, ref: str, *, quick: bool, repeats: int) -> list[Any]:
         """:meth:`bench` as a list of live.fanout.SweepPoint work units (``ref``: how a worker
         process finds this case again, a name or a case folder), in the order bench runs them."""
-        raise InputError(f"case {self.name} has no benchmark", "run `profiler-report run` instead")
+        return self._bench("benchmark").sweep_points(self, ref, quick=quick, repeats=repeats)
 
     def bench_point(self, point: Any) -> list[Any]:
         """The rows of one :meth:`sweep_points` point, timed on this process's GPU."""
-        raise NotImplementedError
+        return self._bench("benchmark").bench_point(self, point)
 
     def bench_rows(self, dicts: list[dict[str, Any]]) -> list[Any]:
         """Bench rows back from their dicts (gathered from workers, or the point store)."""
-        raise NotImplementedError
+        row = self._bench("benchmark").BenchRow
+        return [row(**d) for d in dicts]
 
     def bench_table(self, rows: list[Any]) -> str:
         """:meth:`bench` rows as the plain-text table ``profiler-report bench`` prints."""
-        raise NotImplementedError
+        return self._bench("benchmark").table(rows)
 
     def bench_json(self, rows: list[Any], provenance: dict[str, Any]) -> dict[str, Any]:
         """:meth:`bench` rows as bench.json's content."""
-        raise NotImplementedError
-
+        return self._bench("benchmark").as_json(rows, provenance)
 
 def _frame_in(exc: BaseException, folder: Path) -> str:
     """'path/case.py:42' of the innermost traceback frame inside ``folder``; '' when none is."""

@@ -52,6 +52,7 @@ class ReductionCase(Case):
     """``out[0] = in[0] + ... + in[n-1]`` for float32 or int32."""
 
     name = "reduction"
+    bench_module = "profiler_report.cases.reduction.bench"
     title = "parallel reduction (sum)"
     dims = ("n",)
     default_size = {"n": 2**28}  # noqa: RUF012 (1 GiB of float32: far past the 60 MB L2)
@@ -170,43 +171,6 @@ class ReductionCase(Case):
 
     def normalize_source(self, source: str, stage_id: str) -> str:
         return source.replace(f"reduce_{stage_id}", "reduce_STAGE")
-
-    def bench_at(self, size: Size, dtype: str, repeats: int, stages: list[Stage],
-                 provenance: dict[str, Any]) -> dict[str, Any]:
-        from profiler_report.cases.reduction.bench import as_json, bench_configs, bench_size
-
-        rows = bench_size(self, size["n"], dtype, repeats=repeats, stages=stages)
-        return as_json(rows + bench_configs(self, size["n"], dtype, repeats=repeats), provenance)
-
-    def bench(self, *, quick: bool, repeats: int) -> list[Any]:
-        from profiler_report.cases.reduction.bench import run_all
-
-        return run_all(self, quick=quick, repeats=repeats)
-
-    def sweep_points(self, ref: str, *, quick: bool, repeats: int) -> list[Any]:
-        from profiler_report.cases.reduction.bench import sweep_points
-
-        return sweep_points(self, ref, quick=quick, repeats=repeats)
-
-    def bench_point(self, point: Any) -> list[Any]:
-        from profiler_report.cases.reduction.bench import bench_point
-
-        return bench_point(self, point)
-
-    def bench_rows(self, dicts: list[dict[str, Any]]) -> list[Any]:
-        from profiler_report.cases.reduction.bench import BenchRow
-
-        return [BenchRow(**d) for d in dicts]
-
-    def bench_table(self, rows: list[Any]) -> str:
-        from profiler_report.cases.reduction.bench import table
-
-        return table(rows)
-
-    def bench_json(self, rows: list[Any], provenance: dict[str, Any]) -> dict[str, Any]:
-        from profiler_report.cases.reduction.bench import as_json
-
-        return as_json(rows, provenance)
 
 
 CASE = ReductionCase()

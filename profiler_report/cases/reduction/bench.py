@@ -350,3 +350,12 @@ def config_verdicts(rows: list[BenchRow]) -> list[str]:
 
 def as_json(rows: list[BenchRow], provenance: dict[str, Any]) -> dict[str, Any]:
     return {"provenance": provenance, "pct_label": "% of read ceiling", "rows": [asdict(r) for r in rows]}
+
+
+def bench_at(case: Case, size: dict[str, int], dtype: str, repeats: int, stages: list[Stage],
+             provenance: dict[str, Any]) -> dict[str, Any]:
+    """The stages against the peers, and the block sweep, at the run's n (``run --peers``):
+    bench.json's content."""
+    n = size["n"]
+    rows = bench_size(case, n, dtype, repeats=repeats, stages=stages)
+    return as_json(rows + bench_configs(case, n, dtype, repeats=repeats), provenance)

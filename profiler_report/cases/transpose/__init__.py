@@ -20,6 +20,7 @@ class TransposeCase(Case):
     """``out[c, r] = in[r, c]`` for a ``rows x cols`` matrix of float16, float32 or float64."""
 
     name = "transpose"
+    bench_module = "profiler_report.cases.transpose.bench"
     title = "matrix transpose"
     dims = ("rows", "cols")
     default_size = {"rows": 8192, "cols": 8192}  # noqa: RUF012
@@ -68,43 +69,6 @@ class TransposeCase(Case):
         tile = tile_shape(source, self.manifest.tile)
         warning = block_shape_warning(row, tile)
         return tile, [warning] if warning else []
-
-    def bench_at(self, size: Size, dtype: str, repeats: int, stages: list[Stage],
-                 provenance: dict[str, Any]) -> dict[str, Any]:
-        from profiler_report.cases.transpose.bench import as_json, bench_size
-
-        rows = bench_size(self, size["rows"], size["cols"], dtype, repeats=repeats, stages=stages)
-        return as_json(rows, provenance)
-
-    def bench(self, *, quick: bool, repeats: int) -> list[Any]:
-        from profiler_report.cases.transpose.bench import run_all
-
-        return run_all(self, quick=quick, repeats=repeats)
-
-    def sweep_points(self, ref: str, *, quick: bool, repeats: int) -> list[Any]:
-        from profiler_report.cases.transpose.bench import sweep_points
-
-        return sweep_points(self, ref, quick=quick, repeats=repeats)
-
-    def bench_point(self, point: Any) -> list[Any]:
-        from profiler_report.cases.transpose.bench import bench_point
-
-        return bench_point(self, point)
-
-    def bench_rows(self, dicts: list[dict[str, Any]]) -> list[Any]:
-        from profiler_report.cases.transpose.bench import BenchRow
-
-        return [BenchRow(**d) for d in dicts]
-
-    def bench_table(self, rows: list[Any]) -> str:
-        from profiler_report.cases.transpose.bench import table
-
-        return table(rows)
-
-    def bench_json(self, rows: list[Any], provenance: dict[str, Any]) -> dict[str, Any]:
-        from profiler_report.cases.transpose.bench import as_json
-
-        return as_json(rows, provenance)
 
 
 CASE = TransposeCase()

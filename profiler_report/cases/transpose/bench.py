@@ -367,3 +367,9 @@ def make_pairs(case: Case, cupy: Any, rows: int, cols: int, dtype: str, buffers:
     size = {"rows": rows, "cols": cols}
     return [(case.make_input(cupy, size, dtype, seed=i + 1), cupy.empty((cols, rows), dtype=dtype))
             for i in range(buffers)]
+
+
+def bench_at(case: Case, size: dict[str, int], dtype: str, repeats: int, stages: list[Stage],
+             provenance: dict[str, Any]) -> dict[str, Any]:
+    """The stages against the peers at the run's size (``run --peers``): bench.json's content."""
+    return as_json(bench_size(case, size["rows"], size["cols"], dtype, repeats=repeats, stages=stages), provenance)
