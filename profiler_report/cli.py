@@ -378,7 +378,8 @@ def _warn_not_comparable(old: Path | list[Path], new: Path | list[Path], diffs: 
 @main.command(epilog=SEE_EXIT_CODES)
 @click.argument("captures", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--thresholds", "thresholds_path", type=click.Path(path_type=Path), default=None,
-              help="Thresholds file (default: ./thresholds.toml).")
+              help="Thresholds file (default: the capture's case's kernels/<case>/thresholds.toml where it has "
+                   "one, else ./thresholds.toml).")
 @click.option("--baseline", type=click.Path(path_type=Path), default=None,
               help="An earlier capture, for rules relative to 'baseline'.")
 @click.option("--missing", type=click.Choice(["fail", "warn"]), default="fail", show_default=True,
@@ -403,10 +404,16 @@ def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Pa
         thresholds_path = get_case(case_ref).thresholds()
         if thresholds_path is None:
             raise InputError(f"case {case_ref} has no thresholds.toml", "pass --thresholds FILE")
-    thresholds = gate.load_thresholds(thresholds_path)
+    if thresholds_path is not None:
+        thresholds = gate.load_thresholds(thresholds_path)  # a bad file fails before the read
     ladder = _ladder(stage_opts, ceiling_opts, case_ref)
     capture = _one_or_many(captures)
     run = load_run(capture, **ladder)
+    if thresholds_path is None:
+        # The case found from the capture gates it with its own file (kernels/<case>/thresholds.toml);
+        # a case without one (the transpose), or a foreign capture, with ./thresholds.toml.
+        own = run.case.thresholds() if run.case is not None else None
+        thresholds = gate.load_thresholds(own)
     base = load_run(baseline, **ladder) if baseline is not None else None
     diffs = require_comparable(base, run, strict) if base is not None else []
     if base is not None:
