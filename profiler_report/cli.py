@@ -437,7 +437,7 @@ def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Pa
         sys.exit(code)
 
 
-@main.command(epilog=SEE_EXIT_CODES)
+@main.command(epilog=SEE_EXIT_CODES, short_help="Compare two captures (or ladders) stage by stage.")
 @click.argument("captures", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--old", "old_opts", multiple=True, type=click.Path(path_type=Path),
               help="A capture of the old ladder (repeat it for one capture per version), instead of OLD.")
