@@ -330,13 +330,8 @@ def bench(out: Path, quick: bool, repeats: int, case_name: str, cluster: str | N
     store = fanout.PointStore(folder, git_commit(Path(__file__).resolve().parent.parent))
     engine = fanout.engine_name(cluster, scheduler)
 
-    def progress(res: fanout.PointResult) -> None:
-        where = f"{res.where.get('host', '')} GPU {res.where.get('gpu_index', '?')}"
-        text = f"{res.status} in {res.wall_s:.1f} s on {where}" if res.status == "ok" else f"FAILED: {res.reason}"
-        click.echo(f"point {res.point.label()}: {text}", err=res.status != "ok")
-
     with fanout.dask_client(cluster, scheduler) as client:
-        results = fanout.run_sweep(points, client=client, store=store, progress=progress)
+        results = fanout.run_sweep(points, client=client, store=store, progress=_point_progress)
     rows = case.bench_rows([r for res in results for r in res.rows])
     click.echo(case.bench_table(rows))
     click.echo(_shape_lines(rows))
@@ -367,6 +362,86 @@ def _cluster_provenance(case: Any, results: list[Any]) -> dict[str, Any]:
             "commit": git_commit(Path(__file__).resolve().parent.parent), "client_host": platform.node(),
             "host": where.get("host", ""), "gpu": where.get("gpu_name", ""), "driver": where.get("gpu_driver", ""),
             "case": case.name, "counters": "unavailable (bench)"}
+
+
+@main.command(epilog=SEE_EXIT_CODES)
+@click.option("--case", "case_name", default="transpose", show_default=True, help="The case study (kernel ladder).")
+@click.option("--stages", default="", help="Comma-separated stage ids profiled at every point (default: all); the "
+              "case's ceiling is always added.")
+@click.option("--size", "sizes", multiple=True, metavar="DIM=N[,DIM=N]",
+              help="One size of the sweep, e.g. --size rows=4096,cols=4096. Repeatable (default: the case's).")
+@click.option("--dtype", "dtypes", multiple=True, type=click.Choice(list(ALL_DTYPES)),
+              help="One dtype of the sweep. Repeatable (default: the case's first).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder: sweep.json, captures/<size>-<dtype>.ncu-rep, points/ (for resume), report/index.html.")
+@click.option("--cluster", type=click.Choice(["local"]), default=None,
+              help="One ncu process per point on a dask-cuda LocalCUDACluster: one worker per visible GPU.")
+@click.option("--scheduler", default=None, metavar="ADDRESS", help="One ncu process per point on a running Dask "
+              "cluster, e.g. tcp://host:8786 (one GPU per worker).")
+@click.option("--shared", is_flag=True, help="The workers write their captures straight into OUT/captures (a "
+              "folder they all see); default: the capture bytes come back to this process.")
+@click.option("--fresh", is_flag=True, help="Run every point again (default: reuse those this commit finished).")
+@click.option("--ncu", "ncu_path", default=None, help="Path of ncu on the workers (default: found as `run` does).")
+@click.option("--ncu-timeout", default=600.0, show_default=True, help="Seconds before one point's ncu is stopped.")
+@click.option("--clock-control", default="none", show_default=True, type=click.Choice(["none", "base"]),
+              help="ncu --clock-control; 'none' leaves the GPU clocks alone.")
+@click.option("--report/--no-report", default=True, show_default=True, help="Render the points' captures as one "
+              "report (OUT/report/index.html).")
+def sweep(case_name: str, stages: str, sizes: tuple[str, ...], dtypes: tuple[str, ...], out: Path,
+          cluster: str | None, scheduler: str | None, shared: bool, fresh: bool, ncu_path: str | None,
+          ncu_timeout: float, clock_control: str, report: bool) -> None:
+    """Profile a sweep: one ncu process (--set full) per point (stages x size x dtype), each
+    exporting its own capture; in-process by default, or one task per point on the GPUs of a Dask
+    cluster. Writes one sweep.json (each point's headline metrics and where it ran) and one report.
+    A failed point is retried once, then listed with its reason; running the command again resumes."""
+    import shutil
+
+    from profiler_report.cases import get_case
+    from profiler_report.live import fanout, profiled
+    from profiler_report.live.session import git_commit
+    from profiler_report.util.fsio import write_json
+
+    case = get_case(case_name)
+    points = profiled.sweep_points(case, [s for s in stages.split(",") if s],
+                                   [parse_dims(tuple(s.split(","))) for s in sizes] or [{}],
+                                   list(dtypes) or [case.default_dtype])
+    settings = profiled.ProfileSettings(ncu_path, ncu_timeout, clock_control,
+                                        str(profiled.captures_folder(out).resolve()) if shared else "")
+    if fresh:
+        shutil.rmtree(out / "points", ignore_errors=True)
+    with fanout.dask_client(cluster, scheduler) as client:
+        if client is None:
+            from profiler_report.live.ncu import find_ncu
+
+            find_ncu(ncu_path)  # in-process: no ncu fails once, before any point
+        results = profiled.run_profiled_sweep(points, out, settings, git_commit(Path(__file__).resolve().parent.parent),
+                                              client=client, progress=_point_progress)
+    prov = {**_cluster_provenance(case, results), "counters": "collected (ncu --set full)"}
+    doc = profiled.sweep_document(case, results, settings, fanout.engine_name(cluster, scheduler), prov)
+    for warning in doc["sweep"]["warnings"]:
+        click.echo(f"warning: {warning}", err=True)
+    failed = [res for res in results if res.status != "ok"]
+    if failed:
+        click.echo(f"warning: {len(failed)} of {len(results)} points failed (listed in sweep.json sweep.points; "
+                   "run the same command again to retry them)", err=True)
+    write_json(out / "sweep.json", doc)
+    click.echo(f"wrote {out / 'sweep.json'}")
+    captures = [profiled.captures_folder(out) / f"{profiled.capture_name(r.point)}.ncu-rep"
+                for r in results if r.status == "ok"]
+    if report and captures:
+        from profiler_report.analysis.run import load_run
+        from profiler_report.report.build import render_capture
+
+        run = load_run(_one_or_many(captures), case=case, name_by_file=True)  # "vec_deep (4096x4096-float32)"
+        render_capture(_one_or_many(captures), out / "report", case=case, force=True, run=run)
+        click.echo(f"report: {out / 'report' / 'index.html'}")
+
+
+def _point_progress(res: Any) -> None:
+    """One line per finished point of a sweep: where it ran, or why it failed."""
+    where = f"{res.where.get('host', '')} GPU {res.where.get('gpu_index', '?')}"
+    text = f"{res.status} in {res.wall_s:.1f} s on {where}" if res.status == "ok" else f"FAILED: {res.reason}"
+    click.echo(f"point {res.point.label()}: {text}", err=res.status != "ok")
 
 
 def _warn_not_comparable(old: Path | list[Path], new: Path | list[Path], diffs: list[str]) -> None:

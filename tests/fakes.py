@@ -251,3 +251,59 @@ def fanout_runs() -> list[tuple[str, int]]:
     log = fanout_dir() / "runs.log"
     lines = log.read_text().split("\n") if log.exists() else []
     return [(k, int(p)) for k, p in (line.split() for line in lines if line)]
+
+
+# --------------------------------------------------------------------------------------------
+# A fake ncu for the profiled sweep (live/profiled.py) on CPU Dask workers. It copies a real
+# committed capture to its --export path (float64 points: h200_f64_2048, others: h200_f32_4096;
+# the capture is real, not of this point's size) and prints ncu's progress lines. Controls in
+# FAKE_FANOUT_DIR, by the point's capture name (its size values joined by "x", then the dtype:
+# "4096x4096-float32"): ``ncu-fail-once-NAME`` / ``ncu-fail-always-NAME`` make ncu fail as it
+# does when its target exits 1; ``ncu-die-once-NAME`` kills ncu's parent, the worker (a lost
+# worker). Every run appends "NAME PID" (the parent's pid) to ``ncu-runs.log``.
+
+#: ncu 2025.3.1's last line when the profiled application exits with status 1 (verbatim).
+NCU_APP_FAILED = "==ERROR== The application returned an error code (1)."
+
+
+def fake_sweep_ncu(folder: Path) -> Path:
+    """An executable fake ncu (see the block comment above) in ``folder``."""
+    here = Path(__file__).resolve().parent
+    return write_fake_ncu(folder, f'exec "{sys.executable}" -c "import sys; sys.path.insert(0, \'{here}\'); '
+                                  f'import fakes; fakes.sweep_ncu_main()" "$@"')
+
+
+def sweep_ncu_main() -> None:
+    import json
+    import shutil
+    import signal
+
+    args = sys.argv[1:]
+    export = Path(args[args.index("--export") + 1])
+    dims = json.loads(args[args.index("--size") + 1])
+    dtype = args[args.index("--dtype") + 1]
+    name = "x".join(str(v) for v in dims.values()) + f"-{dtype}"
+    folder = fanout_dir()
+    with open(folder / "ncu-runs.log", "a") as log:
+        log.write(f"{name} {os.getppid()}\n")
+    print(NCU_CONNECTED, flush=True)
+    for how in ("fail", "die"):
+        once, always = folder / f"ncu-{how}-once-{name}", folder / f"ncu-{how}-always-{name}"
+        if once.exists() or always.exists():
+            if once.exists():
+                once.unlink()
+            if how == "die":
+                os.kill(os.getppid(), signal.SIGKILL)
+            print(NCU_APP_FAILED, flush=True)
+            sys.exit(1)
+    data = Path(__file__).resolve().parent / "data"
+    src = data / ("h200_f64_2048" if dtype == "float64" else "h200_f32_4096") / "profile.ncu-rep"
+    print(NCU_PROFILING, flush=True)
+    shutil.copyfile(src, export.with_name(export.name + ".ncu-rep"))
+
+
+def sweep_ncu_runs() -> list[tuple[str, int]]:
+    """(capture name, pid of ncu's parent) of every fake sweep-ncu run so far, in order."""
+    log = fanout_dir() / "ncu-runs.log"
+    lines = log.read_text().split("\n") if log.exists() else []
+    return [(k, int(p)) for k, p in (line.split() for line in lines if line)]

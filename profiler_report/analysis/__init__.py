@@ -41,16 +41,17 @@ class Analysis:
 
 def analyze(capture: Capture, manifest: Manifest | None = None, labels: list[tuple[str, str]] | None = None,
             timings: list[dict[str, Any]] | None = None, ceilings: list[tuple[str, str]] | None = None,
-            expect: tuple[Stage, ...] | None = None) -> Analysis:
+            expect: tuple[Stage, ...] | None = None, name_by_file: bool = False) -> Analysis:
     """Run every analysis on a capture. ``manifest`` supplies expectations for our own stages;
     ``expect`` (``--expect FILE``) for the labelled stages of a capture made elsewhere; ``ceilings``
-    (``--ceiling``) marks reference launches (see :func:`~profiler_report.analysis.stages.assign_stages`).
+    (``--ceiling``) marks reference launches and ``name_by_file`` names repeated own stages by their file
+    (see :func:`~profiler_report.analysis.stages.assign_stages`).
 
     Raises:
         InputError: see :func:`~profiler_report.analysis.stages.assign_stages`; or an ``expect``
             stage is no stage of the capture.
     """
-    stages = assign_stages(capture, labels, manifest, ceilings)
+    stages = assign_stages(capture, labels, manifest, ceilings, name_by_file)
     summary = summarize(capture, stages)
     if timings:
         summary = add_timings(summary, timings)

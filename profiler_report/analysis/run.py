@@ -64,7 +64,7 @@ _TIMING_KEYS = ("name", "median_us", "p10_us", "p90_us", "gbps")
 def load_run(path: Path | list[Path], labels: list[tuple[str, str]] | None = None, *,
              pending: PendingRead | list[PendingRead | None] | None = None, sidecars: Sidecars | None = None,
              case: Case | None = None, ceilings: list[tuple[str, str]] | None = None,
-             expect: Path | None = None) -> Run:
+             expect: Path | None = None, name_by_file: bool = False) -> Run:
     """Read, label and analyze a capture plus the sidecar files beside it: the one loader every
     command uses (each capture is read once).
 
@@ -83,6 +83,8 @@ def load_run(path: Path | list[Path], labels: list[tuple[str, str]] | None = Non
         ceilings: ``--ceiling`` (label, regex) pairs: reference launches, never stages.
         expect: ``--expect FILE``: expected effects (stages.toml format) to judge on the labelled
             stages of a capture made elsewhere.
+        name_by_file: in a list of captures, name an own stage that several files hold ``STAGE (FILE)``
+            (the profiled sweep's report: one capture per point) instead of ``STAGE#2``.
 
     Raises:
         ReportUnreadableError: a capture cannot be read.
@@ -109,5 +111,5 @@ def load_run(path: Path | list[Path], labels: list[tuple[str, str]] | None = Non
                              + ", ".join(_TIMING_KEYS), "regenerate it with `profiler-report run`")
     case = None if labels or expect is not None else own_case(capture, side.provenance, case)
     wanted = load_expectations(expect) if expect is not None else None
-    analysis = analyze(capture, case.manifest if case else None, labels, timings, ceilings, wanted)
+    analysis = analyze(capture, case.manifest if case else None, labels, timings, ceilings, wanted, name_by_file)
     return Run(paths[0], capture, analysis, side, case)

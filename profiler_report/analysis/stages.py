@@ -18,7 +18,8 @@ from profiler_report.errors import InputError
 
 
 def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
-                  manifest: Manifest | None = None, ceilings: list[tuple[str, str]] | None = None) -> pd.DataFrame:
+                  manifest: Manifest | None = None, ceilings: list[tuple[str, str]] | None = None,
+                  name_by_file: bool = False) -> pd.DataFrame:
     """One row per launch with its ``stage`` label and ``role`` ("stage" or "ceiling"), launch order.
 
     ``ceilings`` (``--ceiling`` LABEL, REGEX pairs) are checked first: a launch one of them
@@ -26,7 +27,8 @@ def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
     ``labels`` (LABEL, REGEX) pairs searched in the kernel's names (:func:`kernel_names`: short,
     display and mangled) and the NVTX range; our own NVTX ranges ``pr_<stage>``; in a ladder of
     several files (:func:`~profiler_report.capture.model.merge_captures`) the file's label for a
-    file of one launch; else the kernel name (``#2``... when repeated).
+    file of one launch, and with ``name_by_file`` ``STAGE (FILE)`` for an own stage that several files
+    hold (a profiled sweep: one capture per point); else the kernel name (``#2``... when repeated).
     Launches that match no ``labels`` entry are dropped when ``labels`` is given.
 
     Raises:
@@ -37,6 +39,7 @@ def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
     compiled = _compiled(labels, "--stage")
     ceiling_rx = _compiled(ceilings, "--ceiling")
     per_file = launches["launch_id"].map(capture.origins).value_counts() if capture.origins else pd.Series()
+    repeated = _own_stages_in_several_files(launches, capture.origins) if name_by_file and not compiled else set()
     out, seen, used = [], {}, set()
     for row in launches.itertuples():
         ceiling = next((label for label, rx in ceiling_rx if rx.search(row.kernel) or rx.search(row.nvtx_range or "")),
@@ -49,10 +52,13 @@ def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
         if ceiling is None and not compiled and origin and per_file.get(origin) == 1 \
                 and own_range(row.nvtx_range or "") is None:
             stage = origin  # one capture per version: the file names the stage
+        base = stage
+        if ceiling is None and stage in repeated and own_range(row.nvtx_range or "") is not None:
+            stage = f"{stage} ({origin})"  # one capture per sweep point: the file names the point
         seen[stage] = seen.get(stage, 0) + 1
         if seen[stage] > 1:
             stage = f"{stage}#{seen[stage]}"
-        role = "ceiling" if ceiling is not None or (manifest is not None and stage == manifest.ceiling.id) else "stage"
+        role = "ceiling" if ceiling is not None or (manifest is not None and base == manifest.ceiling.id) else "stage"
         out.append({**row._asdict(), "stage": stage, "role": role})
     names = sorted(set(launches["kernel"]))
     for option, pairs in (("--ceiling", ceilings or []), ("--stage", labels or [])):
@@ -62,6 +68,16 @@ def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
                                  + (" that an earlier option did not take" if option == "--stage" else ""),
                                  "closest kernel names in the capture: " + ", ".join(closest_names(pattern, names)))
     return pd.DataFrame(out).drop(columns=["Index"], errors="ignore")
+
+
+def _own_stages_in_several_files(launches: pd.DataFrame, origins: dict[int, str]) -> set[str]:
+    """Stage ids of our own NVTX ranges that launches of more than one file of a ladder hold."""
+    files: dict[str, set[str]] = {}
+    for lid, rng in zip(launches["launch_id"], launches["nvtx_range"], strict=True):
+        own = own_range(rng or "")
+        if own and lid in origins:
+            files.setdefault(own[1], set()).add(origins[lid])
+    return {stage for stage, where in files.items() if len(where) > 1}
 
 
 def _compiled(pairs: list[tuple[str, str]] | None, option: str) -> list[tuple[str, re.Pattern[str]]]:

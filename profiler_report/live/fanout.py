@@ -78,7 +78,9 @@ class PointResult:
     """What one point gave: its rows (dicts of the case's bench rows, with WHERE_FIELDS), where it
     ran (host, GPU index and UUID, GPU model, driver), ``status`` "ok" or "failed", the failure's
     ``reason``, ``attempts`` made, ``seconds`` the point took on its worker and ``wall_s`` from
-    submission to result as the client saw it (their difference is the fan-out's overhead)."""
+    submission to result as the client saw it (their difference is the fan-out's overhead).
+    ``files``: files the point made on its worker (name -> bytes: a profiled point's capture) for
+    the client to write (run_sweep's ``gather``); never in the JSON records."""
 
     point: SweepPoint
     rows: list[dict[str, Any]] = field(default_factory=list)
@@ -88,6 +90,7 @@ class PointResult:
     attempts: int = 1
     seconds: float = 0.0
     wall_s: float = 0.0
+    files: dict[str, bytes] = field(default_factory=dict, repr=False)
 
     def record(self) -> dict[str, Any]:
         """The point's entry in bench.json's ``points`` list (no rows: they are in ``rows``)."""
@@ -173,10 +176,11 @@ Runner = Callable[[SweepPoint], PointResult]
 class PointStore:
     """Finished points on disk: ``folder/<commit>-<point key>.json``, one file per point, written
     atomically (util.fsio), so a sweep killed at any moment keeps what finished. Only "ok" points
-    are reused; a failed point runs again on resume."""
+    are reused; a failed point runs again on resume, and so does one whose ``needs`` (files its
+    result refers to, such as a profiled point's capture) are not all there."""
 
-    def __init__(self, folder: Path, commit: str) -> None:
-        self.folder, self.commit = folder, commit
+    def __init__(self, folder: Path, commit: str, needs: Callable[[SweepPoint], list[Path]] | None = None) -> None:
+        self.folder, self.commit, self.needs = folder, commit, needs
 
     def _path(self, point: SweepPoint) -> Path:
         return self.folder / f"{self.commit}-{point.key()}.json"
@@ -188,6 +192,8 @@ class PointStore:
         except (OSError, ValueError):
             return None
         if data.get("status") != "ok" or data.get("key") != point.key():
+            return None
+        if self.needs is not None and not all(f.is_file() for f in self.needs(point)):
             return None
         return PointResult(point, data["rows"], data["where"], "ok", "", int(data["attempts"]),
                            float(data["seconds"]), float(data["wall_s"]))
@@ -204,11 +210,13 @@ def _failed(point: SweepPoint, exc: BaseException, attempts: int, wall: float) -
 
 def run_sweep(points: list[SweepPoint], runner: Runner | None = None, *, client: Any = None,
               store: PointStore | None = None, progress: Callable[[PointResult], None] | None = None,
-              retries: int = RETRIES) -> list[PointResult]:
+              retries: int = RETRIES, gather: Callable[[PointResult], None] | None = None) -> list[PointResult]:
     """Run ``points`` (in-process when ``client`` is None, else one Dask task per point) and return
     their results in the points' order. Points already in ``store`` are not run again; each new
     result is stored as it arrives. ``progress`` is called with each finished result. ``runner``
-    runs one point (default :func:`run_point`; it must be importable on the workers).
+    runs one point (default :func:`run_point`; it must be importable on the workers). ``gather`` is
+    called on each new "ok" result before it is stored (the profiled sweep writes the point's
+    capture from ``files`` there).
 
     Raises:
         ProfilerReportError: in-process, the tool's own errors (NoGpuError without a GPU, a case's
@@ -226,6 +234,8 @@ def run_sweep(points: list[SweepPoint], runner: Runner | None = None, *, client:
 
     def finish(res: PointResult) -> None:
         done[res.point] = res
+        if gather is not None and res.status == "ok":
+            gather(res)
         if store is not None and res.status == "ok":
             store.put(res)
         if progress is not None:
