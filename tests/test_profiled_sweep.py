@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -119,6 +121,14 @@ def test_a_sweep_through_a_scheduler_writes_what_in_process_writes(client: Any, 
     names = [s["stage"] for s in sa["stages"] if s["role"] == "ceiling"]
     assert names == ["copy (4096x4096-float32)", "copy (4096x4096-float64)"]
     assert "vec_deep (4096x4096-float64)" in [s["stage"] for s in sa["stages"]]
+    # scripts/compare_sweep.py: the two match; a changed instruction count is named.
+    script = Path(__file__).parent.parent / "scripts" / "compare_sweep.py"
+    same = subprocess.run([sys.executable, str(script), str(a), str(b)], capture_output=True, text=True, timeout=60)
+    assert same.returncode == 0 and "overhead per point" in same.stdout, same.stdout + same.stderr
+    jb["rows"][1]["instructions_executed"] += 1
+    (b / "sweep.json").write_text(json.dumps(jb))
+    moved = subprocess.run([sys.executable, str(script), str(a), str(b)], capture_output=True, text=True, timeout=60)
+    assert moved.returncode == 1 and "vec_deep: instructions_executed" in moved.stdout, moved.stdout
 
 
 def test_the_workers_write_into_a_shared_folder(client: Any, ncu: str, tmp_path: Path) -> None:

@@ -181,11 +181,13 @@ def run_profiled_sweep(points: list[SweepPoint], out: Path, settings: ProfileSet
 def sweep_document(case: Case, results: list[PointResult], settings: ProfileSettings, engine: str,
                    provenance: dict[str, Any]) -> dict[str, Any]:
     """sweep.json: ``rows`` (every ok point's headline rows, in the points' order: see
-    :func:`headline_rows`), ``sweep`` (fanout.sweep_record: every point's status, reason,
-    attempts, where it ran, seconds and wall_s; warnings on mixed GPUs), how ncu ran, provenance."""
+    :func:`headline_rows`), ``columns`` (each column's unit and ncu source), ``sweep``
+    (fanout.sweep_record: every point's status, reason, attempts, where it ran, seconds and
+    wall_s; warnings on mixed GPUs), how ncu ran, provenance."""
+    from profiler_report.analysis.summary import summary_columns
     from profiler_report.live.fanout import sweep_record
 
     return {"schema": "profiler-report.sweep/1", "case": case.name, "section_set": "full",
-            "clock_control": settings.clock_control, "provenance": provenance,
+            "clock_control": settings.clock_control, "provenance": provenance, "columns": summary_columns(),
             "rows": [r for res in results if res.status == "ok" for r in res.rows],
             "sweep": sweep_record(results, engine)}
