@@ -186,3 +186,17 @@ def test_an_interrupted_sweep_resumes_and_reruns_a_point_whose_capture_is_gone(c
     profiled.run_profiled_sweep(pts, tmp_path, settings, "abc")
     assert [n for n, _ in fakes.sweep_ncu_runs()][2:] == ["4096x4096-float32"]
     assert (tmp_path / "captures" / "4096x4096-float32.ncu-rep").is_file()
+
+
+@pytest.mark.gpu
+def test_one_point_profiled_on_the_gpu(tmp_path: Path) -> None:
+    from profiler_report import cli
+
+    res = CliRunner().invoke(cli.main, ["sweep", "--case", "transpose", "--stages", "vec_deep", "--size",
+                                        "rows=1024,cols=1024", "--dtype", "float32", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "sweep.json").read_text())
+    assert [r["stage"] for r in data["rows"]] == ["vec_deep", "copy"]  # ncu's NVTX filter kept only these
+    assert data["rows"][0]["gpu_name"] and data["rows"][0]["duration_us"] > 0
+    assert (tmp_path / "captures" / "1024x1024-float32.ncu-rep").is_file()
+    assert (tmp_path / "report" / "index.html").is_file()
