@@ -21,7 +21,7 @@ from profiler_report.report.annotate import add_stage_extras
 from profiler_report.report.cells import CellRules, cell, cell_rules, summary_cells
 from profiler_report.report.charts import attach_charts
 from profiler_report.report.tables import bench_rows, pct_label, shape_table, shape_verdicts, sweep_table, where_notes
-from profiler_report.util.fmt import fmt
+from profiler_report.util.fmt import fmt, fmt_change
 from profiler_report.util.jsonable import records
 
 #: Per-instruction shared-memory ratios: "n/a" (not "not measured") for a kernel without such accesses.
@@ -124,7 +124,7 @@ def _metric_rows(prev: pd.Series | None, row: pd.Series, rules: CellRules, case:
         if old is not None and cur.value is not None and old.value is not None:
             if old.value != 0:
                 rel = (cur.value - old.value) / abs(old.value)
-                change, moved = f"{rel:+.0%}", abs(rel) >= 0.05
+                change, moved = fmt_change(rel), abs(rel) >= 0.05
             elif cur.value != 0:
                 change, moved = "from 0", True
             else:
@@ -211,7 +211,7 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
     :func:`~profiler_report.report.cells.cell`; ``charts`` (called last: the charts may still be
     drawing in worker processes) gives the SVGs (:func:`~profiler_report.report.charts.chart_fields`)."""
     a, prov, case = inp.analysis, inp.provenance, inp.case
-    rules = cell_rules(inp.validation, inp.counters)
+    rules = cell_rules(inp.validation, inp.counters, a.summary)
     stages = a.summary[a.summary["role"] == "stage"].reset_index(drop=True)
     sources = stage_sources(case.manifest.source_text()) if case else {}
     sections = [_section(inp, rules, stages.iloc[i - 1] if i else None, row, sources) for i, row in stages.iterrows()]
