@@ -22,7 +22,7 @@ def test_figures_side_by_side_share_their_decimals():
     assert [fmt(x, decimals=d) for x in (4.108, 4.098)] == ["4.11", "4.10"]
     assert column_decimals([32.0, 4.0, 16.0]) == 0
     assert column_decimals([math.nan, None]) is None
-    assert column_decimals([5.0, 3.0], "%") == 1
+    assert column_decimals([5.0, 3.0], "%") == 1 and column_decimals([508.4, 4049.5], "GB/s") == 0
 
 
 def test_no_negative_zero():

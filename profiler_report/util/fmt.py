@@ -3,6 +3,7 @@
 - Not measured (None, NaN) reads "not measured"; text passes through.
 - A percentage has one decimal and no space: "12.5%". A change is a whole percentage with its
   sign, and a change that rounds to 0 reads "0%" (never "-0%"): :func:`fmt_change`.
+- Bandwidth in GB/s is whole ("4,049"): its run-to-run spread is above 1 GB/s.
 - A duration in us keeps 0.1 us (one decimal, e.g. "1,044.1"): durations are evidence, and the
   stages of a ladder differ by less than 1 %.
 - Counts and values from 1000 up: whole, with thousands separators ("65,011,712").
@@ -22,6 +23,8 @@ from typing import Any
 
 #: Units written with one decimal whatever the value: percentages and microseconds.
 _ONE_DECIMAL = frozenset({"%", "us"})
+#: Units written whole whatever the value.
+_WHOLE = frozenset({"GB/s"})
 #: Countable units that take an -s after a value other than 1 ("wavefront" -> "wavefronts").
 _COUNTABLE = frozenset({"wavefront", "sector", "request", "warp", "thread", "block", "register", "byte", "cycle",
                         "launch", "conflict"})
@@ -35,6 +38,8 @@ def natural_decimals(x: float, unit: str = "") -> int:
     """The decimals one value gets on its own (the module docstring's policy); ``x`` finite."""
     if unit in _ONE_DECIMAL:
         return 1
+    if unit in _WHOLE:
+        return 0
     ax = abs(x)
     if ax >= 1000 or x == int(x):
         return 0
@@ -51,8 +56,8 @@ def column_decimals(values: Iterable[Any], unit: str = "") -> int | None:
     nums = [float(v) for v in values if not _missing(v) and not isinstance(v, str) and math.isfinite(float(v))]
     if not nums:
         return None
-    if unit in _ONE_DECIMAL:
-        return 1
+    if unit in _ONE_DECIMAL or unit in _WHOLE:
+        return natural_decimals(nums[0], unit)
     if all(abs(v - round(v)) < 1e-9 * max(1.0, abs(v)) for v in nums):
         return 0
     return max(natural_decimals(v, unit) for v in nums)
