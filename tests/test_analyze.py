@@ -75,7 +75,19 @@ def test_deltas_and_verdicts(f32_analysis):
     assert d.loc["smem", "store_efficiency_gain_pts"] == pytest.approx(87.5)
     assert d.loc["smem", "speedup"] > 2
     assert "faster than naive" in f32_analysis.verdicts["smem"]
-    assert "global store efficiency 12.5% -> 100%" in f32_analysis.verdicts["smem"]
+    assert "global store efficiency 12.5% -> 100.0% (confirmed)" in f32_analysis.verdicts["smem"]
+
+
+def test_verdicts_name_the_expected_metrics_first(f32_analysis):
+    # unrolled expects "stays conflict-free": that metric leads, the incidental ones follow.
+    for v in f32_analysis.verdicts.values():
+        if "expected effect:" in v and "also moved:" in v:
+            assert v.index("expected effect:") < v.index("also moved:"), v
+    v = f32_analysis.verdicts["unrolled"]
+    assert "expected effect: excessive shared wavefronts 0 -> 0 (confirmed)" in v, v
+    smem = f32_analysis.verdicts["smem"]
+    lead = smem.split("also moved:")[0]
+    assert "store sectors per request" in lead and "achieved occupancy" not in lead, smem
 
 
 def test_rule_changes_follow_the_conflicts(f32_analysis):

@@ -136,3 +136,53 @@ def test_a_broken_page_fails_every_check(browser, tmp_path):
     assert "in-page link without a target: #nowhere" in text and "#stage-naive" in text
     assert "stage section missing: section#stage-naive" in text and "smem" not in text.split("missing:")[-1]
     assert "console error: deliberately broken" in text
+
+
+_GLANCE_JS = """() => {
+  const all = [...document.querySelectorAll('*')];
+  const pos = (sel) => { const el = document.querySelector(sel); return el ? all.indexOf(el) : -1; };
+  const toc = [...document.querySelectorAll('nav#toc a')].map(a => a.getAttribute('href').slice(1));
+  const stages = [...document.querySelectorAll('section.stage')];
+  return {
+    headline: pos('#headline'), environment: pos('#environment'), summary: pos('#summary'),
+    headlineText: (document.querySelector('#headline .headline') || {}).textContent || '',
+    headlineChart: !!document.querySelector('#headline svg'),
+    toc, tocResolves: toc.every(id => document.getElementById(id)),
+    sections: [...document.querySelectorAll('h2[id], section.stage[id]')].map(e => e.id),
+    openings: stages.map(s => [...s.children].slice(1, 3).map(e => e.className || e.textContent.slice(0, 13))),
+    stallMax: [...document.querySelectorAll('.stall-chart')].map(d => d.dataset.valueMax),
+    stallCharts: stages.filter(s => s.querySelector('.stall-chart svg')).length,
+    verdicts: Object.fromEntries(stages.map(s => [s.id, s.querySelector('p.verdict').textContent])),
+    differs: [...document.querySelectorAll('.why-differs')].map(e => e.closest('section').id),
+    peersNote: [...document.querySelectorAll('#peers ~ p.note')].map(p => p.textContent).join(' '),
+  };
+}"""
+
+
+def test_the_report_reads_at_a_glance(browser, recorded):
+    page = browser.new_page(viewport={"width": 1024, "height": 900})
+    try:
+        page.goto((recorded / "index.html").resolve().as_uri())
+        got = page.evaluate(_GLANCE_JS)
+    finally:
+        page.close()
+    stages = _stage_ids(recorded)
+    # The headline (sentence and bandwidth chart) comes first, before the provenance table.
+    assert 0 <= got["headline"] < got["environment"] < got["summary"], got
+    assert got["headlineChart"] and f"{len(stages)} stages take the kernel from" in got["headlineText"]
+    # The table of contents lists every section, in page order, and every link resolves.
+    assert got["tocResolves"] and got["toc"] == [s for s in got["sections"] if s in got["toc"]]
+    assert {f"stage-{s}" for s in stages} | {"environment", "summary", "sources"} <= set(got["toc"])
+    assert set(got["sections"]) <= set(got["toc"]), set(got["sections"]) - set(got["toc"])
+    # Each stage opens with its one change (naive: the baseline) and its verdict.
+    assert all(o[-1] == "verdict" for o in got["openings"]), got["openings"]
+    # Stall charts on one scale.
+    assert got["stallCharts"] == len(stages) and len(set(got["stallMax"])) == 1 and float(got["stallMax"][0]) > 0
+    # The verdict names the expected effect first (unrolled: stays conflict-free; vec_deep likewise).
+    for sid in ("unrolled", "vec_deep"):
+        v = got["verdicts"][f"stage-{sid}"]
+        assert v.index("expected effect: excessive shared wavefronts") < v.index("also moved"), v
+    # ncu's "Shared Load Bank Conflicts" under a conflict-free verdict is explained (unrolled).
+    assert "stage-unrolled" in got["differs"] and "stage-smem" not in got["differs"]
+    # Two timing runs: the peers' table says which run its figures come from.
+    assert "bench.json" in got["peersNote"] and "timings.json" in got["peersNote"]

@@ -113,7 +113,7 @@ def test_table_json_and_junit_say_whether_excessive_wavefronts_were_ncus_or_comp
     for run, source in ((load_run(COMPUTED_CSV), "computed"), (good_run, "ncu")):
         results = gate.check_run(rules, run)
         assert [r.verdict for r in results] == ["pass", "pass"]
-        assert f"16,252,928 wavefront ({source})" in gate.results_table(results)
+        assert f"16,252,928 wavefronts ({source})" in gate.results_table(results)
         assert [r["source"] for r in gate.results_json(results)["results"]] == [source, None]
         case = gate.junit_tree(results).getroot().find(".//testcase")
         assert case.find("properties/property").attrib == {"name": "source", "value": source}

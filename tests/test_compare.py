@@ -73,8 +73,9 @@ def test_render_with_baseline_adds_the_comparison(monkeypatch, capsys, tmp_path)
 
 def test_fmt_value():
     assert gate.fmt_value(math.nan) == "not measured"
-    assert gate.fmt_value(16252928.0, "wavefront") == "16,252,928 wavefront"
-    assert gate.fmt_value(12.5, "%") == "12.5 %"
+    assert gate.fmt_value(16252928.0, "wavefront") == "16,252,928 wavefronts"
+    assert gate.fmt_value(1.0, "wavefront") == "1 wavefront"
+    assert gate.fmt_value(12.5, "%") == "12.5%"
 
 
 def test_check_and_diff_share_one_value_formatter():
@@ -82,4 +83,4 @@ def test_check_and_diff_share_one_value_formatter():
 
     assert gate.fmt_value is fmt_value
     assert fmt_value(None) == "not measured" and fmt_value(math.inf, "us") == "inf us"
-    assert fmt_value(1234.5, "us") == "1,234 us" and fmt_value(0.012345) == "0.01235"
+    assert fmt_value(1234.5, "us") == "1,234.5 us" and fmt_value(0.012345) == "0.0123"

@@ -56,14 +56,17 @@ def analyze(capture: Capture, manifest: Manifest | None = None, labels: list[tup
     if timings:
         summary = add_timings(summary, timings)
     only = summary[summary["role"] == "stage"].reset_index(drop=True)
-    col = speed_column(only)
-    verdicts = {}
-    for i in range(len(only)):
-        verdicts[only.iloc[i]["stage"]] = stage_verdict(only.iloc[i - 1] if i else None, only.iloc[i], col)
     expected = list(expect) if expect is not None else list(manifest.stages) if manifest else []
     if expect is not None:
         check_expected_ids(expected, list(only["stage"]))
     expectations = judge_expectations(summary, expected, capture.wide())
+    col = speed_column(only)
+    verdicts = {}
+    for i in range(len(only)):
+        sid = only.iloc[i]["stage"]
+        mine = expectations[expectations["stage"] == sid]
+        verdicts[sid] = stage_verdict(only.iloc[i - 1] if i else None, only.iloc[i], col,
+                                      list(zip(mine["metric"], mine["verdict"], strict=True)))
     rules = capture.rules.merge(stages[["launch_id", "stage"]], on="launch_id", how="inner") \
         if not capture.rules.empty else capture.rules.assign(stage=[])
     return Analysis(summary, stall_table(capture, stages), deltas(summary), expectations,

@@ -3,8 +3,8 @@
 Sits after the analysis: it takes two analyzed runs (:class:`~profiler_report.analysis.run.Run`)
 or their summary frames. ``profiler-report diff`` prints :func:`diff_table`; ``check --baseline``
 and ``render --baseline`` call :func:`require_comparable`; the report's comparison section is
-built from :func:`comparison_rows`. It holds :func:`fmt_value`, the one formatter of a value with
-its unit that the diff and the gate's tables share. Plain text and dicts only: nothing here
+built from :func:`comparison_rows`. Values with their units are written by
+:func:`~profiler_report.util.fmt.fmt_value` (re-exported here for the gate). Plain text and dicts only: nothing here
 imports the HTML layer, the gate or the GPU side.
 """
 
@@ -19,6 +19,7 @@ import pandas as pd
 from profiler_report.capture.model import Capture
 from profiler_report.errors import InputError
 from profiler_report.metrics import HEADLINE, TIMING_COLUMNS, Column
+from profiler_report.util.fmt import fmt_value
 
 if TYPE_CHECKING:
     from profiler_report.analysis.run import Run
@@ -232,25 +233,6 @@ def fmt_change(change: float, old: float = math.nan) -> str:
     if change == 0:
         return "="
     return f"{change:+.1%}"
-
-
-def fmt_value(x: float | None, unit: str = "") -> str:
-    """'16,252,928 wavefront', '12.5 %', '34.66 us'; NaN or None -> 'not measured'.
-
-    Integral values are written in full with thousands separators (a count reads exactly);
-    others are rounded to a whole number from 1000 up, else to four significant digits.
-    """
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "not measured"
-    if math.isinf(x):
-        text = "inf" if x > 0 else "-inf"
-    elif x == int(x) and abs(x) < 1e15:
-        text = f"{int(x):,}"
-    elif abs(x) >= 1000:
-        text = f"{x:,.0f}"
-    else:
-        text = f"{x:.4g}"
-    return f"{text} {unit}".strip()
 
 
 def _cell(x: float, unit: str, metric: str) -> str:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import pandas as pd
 
 from profiler_report.cases.manifest import Stage
 from profiler_report.errors import InputError
-from profiler_report.metrics import ratio
+from profiler_report.metrics import COLUMNS_BY_NAME, ratio
+from profiler_report.util.fmt import column_decimals, fmt
 
 
 def speed_column(summary: pd.DataFrame) -> str:
@@ -52,8 +54,8 @@ def judge(old: float, new: float, direction: str, factor: float | None, to: floa
         return "not measured", "the capture lacks this metric for one of the two stages"
     scale = max(abs(old), abs(new), 1e-12)
     if abs(new - old) / scale < NO_EFFECT_REL and (to is None or not _near(new, to)):
-        return "no effect", f"{_fmt(old)} -> {_fmt(new)} (changed by less than {NO_EFFECT_REL:.0%})"
-    moved = f"{_fmt(old)} -> {_fmt(new)}"
+        return "no effect", f"{_moved(old, new)} (changed by less than {NO_EFFECT_REL:.0%})"
+    moved = _moved(old, new)
     right_way = new < old if direction == "down" else new > old
     if to is not None and _near(new, to):
         return "confirmed", f"{moved}, reached {_fmt(to)}"
@@ -75,14 +77,14 @@ def _near(x: float, target: float) -> bool:
     return abs(x - target) <= 0.10 * abs(target)
 
 
-def _fmt(x: float) -> str:
-    if math.isnan(x):
-        return "n/a"
-    if abs(x) >= 1e6:
-        return f"{x:,.0f}"
-    if abs(x) >= 100:
-        return f"{x:.0f}"
-    return f"{x:.3g}"
+def _fmt(x: float, unit: str = "", decimals: int | None = None) -> str:
+    return "n/a" if math.isnan(x) else fmt(x, unit, decimals)
+
+
+def _moved(old: float, new: float, unit: str = "") -> str:
+    """'old -> new', the two with the same decimals (util.fmt's policy)."""
+    d = column_decimals([old, new], unit)
+    return f"{_fmt(old, unit, d)} -> {_fmt(new, unit, d)}"
 
 
 def judge_timing(prev: pd.Series, row: pd.Series, direction: str) -> tuple[str, str]:
@@ -97,7 +99,8 @@ def judge_timing(prev: pd.Series, row: pd.Series, direction: str) -> tuple[str, 
     lo1, hi1 = float(row.get("event_p10_us", math.nan)), float(row.get("event_p90_us", math.nan))
     if any(math.isnan(x) for x in (med0, med1, lo0, hi0, lo1, hi1)):
         return judge(med0, med1, direction, None, None)
-    moved = f"{_fmt(med0)} -> {_fmt(med1)} us (median; p10-p90 {_fmt(lo0)}-{_fmt(hi0)} -> {_fmt(lo1)}-{_fmt(hi1)})"
+    moved = (f"{_moved(med0, med1, 'us')} us (median; p10-p90 {_fmt(lo0, 'us')}-{_fmt(hi0, 'us')} -> "
+             f"{_fmt(lo1, 'us')}-{_fmt(hi1, 'us')})")
     if hi1 < lo0:
         return ("confirmed" if direction == "down" else "refuted"), moved + ": faster beyond the spread"
     if lo1 > hi0:
@@ -187,22 +190,67 @@ def _speed_phrase(prev: pd.Series, row: pd.Series, speed_col: str) -> str:
     return f"{sp:.2f}x faster than {prev['stage']}" if sp >= 1 else f"{1 / sp:.2f}x slower than {prev['stage']}"
 
 
-def stage_verdict(prev: pd.Series | None, row: pd.Series, speed_col: str) -> str:
+def _movement(prev: pd.Series, row: pd.Series, col: str, label: str, unit: str) -> str:
+    a, b = float(prev.get(col, math.nan)), float(row.get(col, math.nan))
+    if math.isnan(a) or math.isnan(b):
+        return ""
+    d = column_decimals([a, b], unit)
+    return f"{label} {fmt(a, unit, d)} -> {fmt(b, unit, d)}"
+
+
+def _label(metric: str) -> tuple[str, str]:
+    """How a verdict names ``metric`` and its unit ("%" or ""): as :data:`_VERDICT_METRICS`, else
+    the registry's label without its parenthesised unit, else the ncu name."""
+    own = {c: (label, unit) for c, label, unit in _VERDICT_METRICS}
+    if metric in own:
+        return own[metric]
+    col = COLUMNS_BY_NAME.get(metric)
+    if col is None:
+        return metric, ""
+    return col.label.split(" (")[0], "%" if col.unit == "%" else ""
+
+
+def _expected_parts(prev: pd.Series, row: pd.Series, expected: Sequence[tuple[str, str]]) -> list[str]:
+    """'<metric> a -> b (<verdict>)' for each expected metric with a value on both sides; the time
+    is left to the speed phrase."""
+    out = []
+    for metric, verdict in expected:
+        if metric in ("duration_us", "event_median_us"):
+            continue
+        label, unit = _label(metric)
+        text = _movement(prev, row, metric, label, unit)
+        if text:
+            out.append(f"{text} ({verdict})" if verdict else text)
+    return out
+
+
+def stage_verdict(prev: pd.Series | None, row: pd.Series, speed_col: str,
+                  expected: Sequence[tuple[str, str]] = ()) -> str:
     """One line, computed from the numbers: the speed change relative to ``prev`` (event timings
-    judged with their spread), then the headline metrics that moved by more than 5 %, and the top
-    stall reason when it changed. It lists what moved; the stage's expectations say why."""
+    judged with their spread); then the metrics the stage's expected effect is about
+    (``expected``: (summary column, verdict) pairs from :func:`judge_expectations`), each with its
+    verdict, moved or not; then the other headline metrics that moved by more than 5 %, and the top
+    stall reason when it changed. The stage's expectations table says why."""
     source = "event-timed median" if speed_col.startswith("event") else "ncu duration"
     if prev is None:
-        return f"Baseline: {_fmt(row[speed_col])} us ({source})."
+        return f"Baseline: {_fmt(row[speed_col], 'us')} us ({source})."
+    first = _expected_parts(prev, row, expected)
+    named = {m for m, _ in expected}
     parts = []
     for col, label, unit in _VERDICT_METRICS:
         a, b = float(prev.get(col, math.nan)), float(row.get(col, math.nan))
-        if math.isnan(a) or math.isnan(b):
+        if col in named or math.isnan(a) or math.isnan(b):
             continue
         if abs(b - a) > NO_EFFECT_REL * max(abs(a), abs(b), 1e-12) and abs(b - a) > 0.05:
-            parts.append(f"{label} {_fmt(a)}{unit} -> {_fmt(b)}{unit}")
+            parts.append(_movement(prev, row, col, label, unit))
     top, prev_top = (str(r.get("top_stalls", "")).split(",")[0].strip().split(" ")[0] for r in (row, prev))
     if top and top != prev_top:
         parts.append(f"top stall {prev_top or 'n/a'} -> {top}")
-    moved = ("; measured changes: " + "; ".join(parts)) if parts else "; no headline metric moved by more than 5%"
-    return _speed_phrase(prev, row, speed_col) + moved + "."
+    text = _speed_phrase(prev, row, speed_col)
+    if first:
+        text += "; expected effect: " + "; ".join(first)
+    if parts:
+        text += ("; also moved: " if first else "; measured changes: ") + "; ".join(parts)
+    elif not first:
+        text += "; no headline metric moved by more than 5%"
+    return text + "."

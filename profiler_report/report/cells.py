@@ -13,13 +13,15 @@ speed of a stage that failed validation).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from profiler_report.metrics import COLUMNS_BY_NAME, HEADLINE_BY_NAME
-from profiler_report.util.fmt import fmt
+from profiler_report.util.fmt import column_decimals, fmt
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from profiler_report.analysis import Analysis
 
 #: Columns that state a speed: a stage that failed validation claims none.
@@ -46,15 +48,32 @@ class Cell:
 @dataclass(frozen=True)
 class CellRules:
     """What decides the state of a page's cells beyond the numbers: the stages that failed
-    validation, and ``counters`` ("" when collected, else the reason, e.g. "permission")."""
+    validation, ``counters`` ("" when collected, else the reason, e.g. "permission"), and the
+    decimals each column's figures share (:func:`column_formats`), so that one quantity reads the
+    same in the summary and in a stage's section."""
 
     wrong: frozenset[str] = field(default_factory=frozenset)
     counters: str = ""
+    decimals: dict[str, int | None] = field(default_factory=dict, hash=False, compare=False)
 
 
-def cell_rules(validation: list[dict[str, Any]] | None, counters: str = "") -> CellRules:
-    """The :class:`CellRules` of a run: the stages its validation.json entries mark incorrect."""
-    return CellRules(frozenset(v["stage"] for v in validation or [] if not v.get("correct", True)), counters)
+def column_formats(summary: pd.DataFrame) -> dict[str, int | None]:
+    """Per summary column (every row: stages and ceilings), the decimals its figures share
+    (:func:`~profiler_report.util.fmt.column_decimals` with the column's unit)."""
+    out = {}
+    for name in summary.columns:
+        col = COLUMNS_BY_NAME.get(name)
+        if col is not None and summary[name].dtype.kind in "fiu":
+            out[name] = column_decimals(summary[name], col.unit)
+    return out
+
+
+def cell_rules(validation: list[dict[str, Any]] | None, counters: str = "",
+               summary: pd.DataFrame | None = None) -> CellRules:
+    """The :class:`CellRules` of a run: the stages its validation.json entries mark incorrect,
+    and the decimals of ``summary``'s columns."""
+    return CellRules(frozenset(v["stage"] for v in validation or [] if not v.get("correct", True)), counters,
+                     column_formats(summary) if summary is not None else {})
 
 
 def cell(row: Any, column: str, rules: CellRules) -> Cell:
@@ -72,7 +91,7 @@ def cell(row: Any, column: str, rules: CellRules) -> Cell:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return Cell("not collected", "not measured", why="the capture does not hold this metric")
     col = COLUMNS_BY_NAME.get(column)
-    return Cell("measured", fmt(value, col.unit if col else ""), float(value))
+    return Cell("measured", fmt(value, col.unit if col else "", rules.decimals.get(column)), float(value))
 
 
 def summary_cells(analysis: Analysis, rules: CellRules,
@@ -81,6 +100,7 @@ def summary_cells(analysis: Analysis, rules: CellRules,
     ``stage``, ``role``, ``cells`` (a :class:`Cell` per column) and ``verdict``: the speed clause
     of the stage's verdict, or why no speed is claimed)."""
     summary = analysis.summary
+    rules = rules if rules.decimals else replace(rules, decimals=column_formats(summary))
     cols = [c for c in columns if c in summary]
     rows = []
     for _, r in summary.iterrows():

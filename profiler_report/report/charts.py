@@ -12,6 +12,7 @@ import pandas as pd
 
 from profiler_report.analysis import Analysis
 from profiler_report.report.tables import shape_table, sweep_table
+from profiler_report.util.fmt import fmt
 
 if TYPE_CHECKING:
     from profiler_report.report.page import Page
@@ -48,7 +49,11 @@ def bandwidth_chart_data(summary: pd.DataFrame, timings: list[dict[str, Any]] | 
     return pd.DataFrame(rows, columns=["label", "gbps", "kind", "source"])
 
 
-def stall_chart_data(stalls: pd.DataFrame, stage: str, top: int = 8) -> pd.DataFrame:
+#: Stall reasons drawn per stage.
+STALL_TOP = 8
+
+
+def stall_chart_data(stalls: pd.DataFrame, stage: str, top: int = STALL_TOP) -> pd.DataFrame:
     """The ``top`` largest stall reasons of one stage: reason, cycles_per_issue."""
     sub = stalls[stalls["stage"] == stage].sort_values("cycles_per_issue", ascending=False).head(top)
     return sub[["reason", "cycles_per_issue"]].reset_index(drop=True)
@@ -116,7 +121,7 @@ def _draw_bandwidth(data: pd.DataFrame) -> str:
     ax.set_yticks(y, data["label"])
     for yi, v in zip(y, gbps, strict=True):
         if not math.isnan(v):
-            ax.text(v, yi, f" {v:,.0f}", va="center", fontsize=8)
+            ax.text(v, yi, " " + fmt(v, "GB/s"), va="center", fontsize=8)
     source = data["source"].iloc[0] if data["source"].nunique() == 1 else "timing source per entry in the table"
     ax.set_xlabel(f"GB/s ({source}; bytes read + written)")
     ax.spines[["top", "right"]].set_visible(False)
@@ -148,15 +153,28 @@ def scope_ids(svg: str, prefix: str) -> str:
     return _SVG_ID.sub(lambda m: m.group(1) + prefix + m.group(2), svg)
 
 
-def draw_stalls(data: pd.DataFrame, stage: str) -> str:
-    """Bars of stall cycles per issued instruction for one stage. Returns SVG text."""
+def stall_axis_max(stalls: pd.DataFrame, top: int = STALL_TOP) -> float:
+    """The value axis limit every stage's stall chart shares (cycles per issued instruction): the
+    largest bar of any stage plus 10 %, so that the charts compare at a glance; 0 when none."""
+    if stalls.empty:
+        return 0.0
+    peak = max((float(stall_chart_data(stalls, sid, top)["cycles_per_issue"].max())
+                for sid in stalls["stage"].unique()), default=0.0)
+    return peak * 1.1 if math.isfinite(peak) and peak > 0 else 0.0
+
+
+def draw_stalls(data: pd.DataFrame, stage: str, xmax: float = 0.0) -> str:
+    """Bars of stall cycles per issued instruction for one stage, the value axis 0..``xmax`` when
+    given (:func:`stall_axis_max`: one scale across stages). Returns SVG text."""
     if data.empty:
         return ""
     fig, ax = _bar_figure(0.28 * len(data) + 0.9)
     y = list(range(len(data)))[::-1]
     ax.barh(y, data["cycles_per_issue"], color="#c05621")
     ax.set_yticks(y, data["reason"])
-    ax.set_xlabel(f"{stage}: warp stall cycles per issued instruction", fontsize=8)
+    ax.set_xlabel(f"{stage}: warp stall cycles per issued instruction (one scale for every stage)", fontsize=8)
+    if xmax > 0:
+        ax.set_xlim(0, xmax)
     ax.spines[["top", "right"]].set_visible(False)
     return _svg(fig)
 
@@ -191,8 +209,9 @@ def capture_chart_jobs(analysis: Analysis, timings: list[dict[str, Any]] | None 
     jobs: dict[str, ChartJob] = {
         "bandwidth": (bandwidth_charts, (bandwidth_chart_data(summary, timings), [None, *stage_ids])),
     }
+    xmax = stall_axis_max(analysis.stalls)
     for sid in stage_ids:
-        jobs[f"stalls:{sid}"] = (draw_stalls, (stall_chart_data(analysis.stalls, sid), sid))
+        jobs[f"stalls:{sid}"] = (draw_stalls, (stall_chart_data(analysis.stalls, sid, STALL_TOP), sid, xmax))
     return jobs
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,15 +14,17 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import CudaLexer, DiffLexer
 
 from profiler_report.analysis import Analysis
+from profiler_report.analysis.findings import rule_disagreement
 from profiler_report.capture.model import Capture
 from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import stage_sources
 from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
 from profiler_report.report.annotate import add_stage_extras
 from profiler_report.report.cells import CellRules, cell, cell_rules, summary_cells
-from profiler_report.report.charts import attach_charts
+from profiler_report.report.charts import attach_charts, stall_axis_max
+from profiler_report.report.headline import headline, peers_run_note, table_of_contents
 from profiler_report.report.tables import bench_rows, pct_label, shape_table, shape_verdicts, sweep_table, where_notes
-from profiler_report.util.fmt import fmt
+from profiler_report.util.fmt import fmt, fmt_change
 from profiler_report.util.jsonable import records
 
 #: Per-instruction shared-memory ratios: "n/a" (not "not measured") for a kernel without such accesses.
@@ -97,6 +100,10 @@ class Page:
     shapes_verdicts: list[str] = field(default_factory=list)  # shape_verdicts: fastest vs chosen
     comparison: list[dict[str, Any]] = field(default_factory=list)  # check.comparison_rows: render --baseline
     comparison_note: str = ""
+    headline: str = ""        # headline.headline: the ladder in one sentence
+    toc: list[tuple[str, str]] = field(default_factory=list)  # headline.table_of_contents: (anchor, title)
+    peers_note: str = ""      # headline.peers_run_note: which run the peers' GB/s come from
+    stall_axis_max: float = 0.0  # charts.stall_axis_max: the value axis every stall chart shares
 
 
 _FORMATTER = HtmlFormatter(noclasses=True, nowrap=False, style="friendly")
@@ -104,14 +111,77 @@ _FORMATTER = HtmlFormatter(noclasses=True, nowrap=False, style="friendly")
 
 def code_diff_html(previous: str | None, current: str, prev_id: str, cur_id: str, case: Case | None = None) -> str:
     """The stage's source as a highlighted unified diff from the previous stage (or in full);
-    the case makes what differs by design (function names) equal first."""
+    the case makes what differs by design (function names) equal first, and hunks that change
+    only comments or blank lines are left out (:func:`code_diff`)."""
     if previous is None:
         return highlight(current, CudaLexer(), _FORMATTER)
     norm_prev = case.normalize_source(previous, prev_id) if case else previous
     norm_cur = case.normalize_source(current, cur_id) if case else current
-    diff = "\n".join(difflib.unified_diff(norm_prev.splitlines(), norm_cur.splitlines(),
-                                          fromfile=prev_id, tofile=cur_id, lineterm="", n=3))
+    diff, hidden = code_diff(norm_prev, norm_cur, prev_id, cur_id)
+    if hidden:
+        diff = (diff or "(no code change)") + (f"\n# {hidden} line{'s' if hidden > 1 else ''} that differ only in "
+                                               "comments or blank lines not shown")
     return highlight(diff or "(no source change)", DiffLexer(), _FORMATTER)
+
+
+_COMMENT = re.compile(r"//.*$")
+
+
+def code_lines(text: str) -> list[str]:
+    """Each line of CUDA source reduced to its code: comments (``//`` and ``/* */``, also across
+    lines) removed, whitespace collapsed; a comment-only or blank line becomes ""."""
+    out, in_block = [], False
+    for line in text.splitlines():
+        code = ""
+        rest = line
+        while rest:
+            if in_block:
+                end = rest.find("*/")
+                if end < 0:
+                    rest = ""
+                    break
+                rest, in_block = rest[end + 2:], False
+            else:
+                start = rest.find("/*")
+                head = rest if start < 0 else rest[:start]
+                code += _COMMENT.sub("", head) if "//" in head else head
+                if start < 0 or "//" in head:
+                    break
+                rest, in_block = rest[start + 2:], True
+        out.append(" ".join(code.split()))
+    return out
+
+
+def code_diff(previous: str, current: str, prev_id: str, cur_id: str, context: int = 3) -> tuple[str, int]:
+    """A unified diff (``context`` lines) of two sources without the hunks whose changed lines all
+    read the same as code (:func:`code_lines`: only comments or blank lines differ). Lines are
+    matched on their code, so a line whose trailing comment changed is context. Returns (diff
+    text, "" when no code changed; how many lines that differ only in comments were left out)."""
+    a, b = previous.splitlines(), current.splitlines()
+    ka, kb = code_lines(previous), code_lines(current)
+    matcher = difflib.SequenceMatcher(None, ka, kb, autojunk=False)
+    every = list(matcher.get_opcodes())  # a copy: get_grouped_opcodes trims the cached list in place
+    out, shown = [f"--- {prev_id}", f"+++ {cur_id}"], set()
+    for group in matcher.get_grouped_opcodes(context):
+        changed = [op for op in group if op[0] != "equal"]
+        if all(not any(ka[i1:i2]) and not any(kb[j1:j2]) for _, i1, i2, j1, j2 in changed):
+            continue
+        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        shown.update(range(j1, j2))
+        out.append(f"@@ -{i1 + 1},{i2 - i1} +{j1 + 1},{j2 - j1} @@")
+        for tag, x1, x2, y1, y2 in group:
+            if tag == "equal":
+                out += [" " + line for line in b[y1:y2]]
+                continue
+            out += ["-" + line for line in a[x1:x2]]
+            out += ["+" + line for line in b[y1:y2]]
+    hidden = 0  # lines left out that differ in their comments only
+    for tag, x1, x2, y1, y2 in every:
+        if tag == "equal":
+            hidden += sum(a[x] != b[y] and y not in shown for x, y in zip(range(x1, x2), range(y1, y2), strict=True))
+        elif not set(range(y1, y2)) & shown and not any(ka[x1:x2]) and not any(kb[y1:y2]):
+            hidden += max(x2 - x1, y2 - y1)
+    return ("\n".join(out) if len(out) > 2 else ""), hidden
 
 
 def _metric_rows(prev: pd.Series | None, row: pd.Series, rules: CellRules, case: Case | None) -> list[MetricRow]:
@@ -124,7 +194,7 @@ def _metric_rows(prev: pd.Series | None, row: pd.Series, rules: CellRules, case:
         if old is not None and cur.value is not None and old.value is not None:
             if old.value != 0:
                 rel = (cur.value - old.value) / abs(old.value)
-                change, moved = f"{rel:+.0%}", abs(rel) >= 0.05
+                change, moved = fmt_change(rel), abs(rel) >= 0.05
             elif cur.value != 0:
                 change, moved = "from 0", True
             else:
@@ -192,9 +262,11 @@ def _section(inp: PageInputs, rules: CellRules, prev: pd.Series | None, row: pd.
                        "stores": str(cell(row, "bank_conflicts_st_raw", rules))},
         top_stalls=row["top_stalls"],
         rules_appear=_records(rc[rc["change"] == "appears"]), rules_vanish=_records(rc[rc["change"] == "vanishes"]),
-        findings=_records(findings[["title", "message", "speedup_pct"]]) if len(findings) else [],
+        findings=_records(findings[["rule", "title", "message", "speedup_pct"]]) if len(findings) else [],
         bandwidth_svg="", stall_svg="")
     add_stage_extras(section, row, inp, cur_src)
+    for r in (*section.rules_appear, *section.findings):  # ncu's rule text beside a verdict it seems to contradict
+        r["why_differs"] = rule_disagreement(str(r["rule"]), str(r["title"]), row)
     if sid in rules.wrong:
         section.verdict = "Incorrect: this stage failed validation, so no speed is claimed for it."
         section.notes.append("WRONG result: " + str(valid[sid].get("message", "validation failed")))
@@ -211,7 +283,7 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
     :func:`~profiler_report.report.cells.cell`; ``charts`` (called last: the charts may still be
     drawing in worker processes) gives the SVGs (:func:`~profiler_report.report.charts.chart_fields`)."""
     a, prov, case = inp.analysis, inp.provenance, inp.case
-    rules = cell_rules(inp.validation, inp.counters)
+    rules = cell_rules(inp.validation, inp.counters, a.summary)
     stages = a.summary[a.summary["role"] == "stage"].reset_index(drop=True)
     sources = stage_sources(case.manifest.source_text()) if case else {}
     sections = [_section(inp, rules, stages.iloc[i - 1] if i else None, row, sources) for i, row in stages.iterrows()]
@@ -224,7 +296,7 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
         mode=prov.get("mode", "recorded capture"), mode_note=prov.get("mode_note", ""),
         environment=environment_rows(prov), summary_header=header, summary_rows=rows, overview_svg="",
         stages=sections,
-        ceilings=[{"name": t["name"], "gbps": fmt(t["gbps"]), "median_us": fmt(t["median_us"])}
+        ceilings=[{"name": t["name"], "gbps": fmt(t["gbps"], "GB/s"), "median_us": fmt(t["median_us"], "us")}
                   for t in inp.timings or [] if t["name"] in ("memcpy", ceiling_id)],
         missing=a.missing, validation=_validation_rows(inp), validation_text=case.validation_text if case else "",
         sources=[(c.label, c.source) for c in (*HEADLINE, *(TIMING_COLUMNS if inp.timings else ()))],
@@ -234,7 +306,10 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
         shapes_rows=_records(shapes) if not shapes.empty else [],
         shapes_verdicts=shape_verdicts(shapes) if not shapes.empty else [],
         comparison=inp.comparison, comparison_note=inp.comparison_note,
+        headline=headline(a.summary, rules.wrong), peers_note=peers_run_note(a.summary, inp.bench or []),
+        stall_axis_max=0.0 if inp.counters else stall_axis_max(a.stalls),
     )
+    page.toc = table_of_contents(page)
     if charts is not None:
         attach_charts(page, charts(), inp.counters)
     return page

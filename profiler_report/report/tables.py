@@ -40,9 +40,10 @@ def bench_rows(bench: list[dict[str, Any]]) -> list[dict[str, str]]:
         g, ref = r.get("gbps"), best.get((size_key(r), r["dtype"]))
         ratio = f"{g / ref:.3f}x" if ref and g is not None and g == g else ""
         note = ("chosen (the profiled configuration); " if r.get("chosen") else "") + r.get("note", "")
-        out.append({"name": r["name"], "kind": r["kind"], "gbps": fmt(g),
+        out.append({"name": r["name"], "kind": r["kind"], "gbps": fmt(g, "GB/s"),
                     "pct": fmt(pct_of_reference(r), "%"), "vs_best_peer": ratio,
-                    "median_us": fmt(r.get("median_us")), "spread": f"{fmt(r.get('p10_us'))} - {fmt(r.get('p90_us'))}",
+                    "median_us": fmt(r.get("median_us"), "us"),
+                    "spread": f"{fmt(r.get('p10_us'), 'us')} - {fmt(r.get('p90_us'), 'us')}",
                     "timing": r.get("timing", ""), "note": note.rstrip("; ")})
     return out
 
