@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from profiler_report.cases.base import Case, Comparison, Launch, Size, Work
+from profiler_report.cases.experiment import Experiment
 from profiler_report.cases.manifest import Stage
 from profiler_report.cases.transpose.launch import dynamic_smem_bytes, launch_shape
 from profiler_report.cases.transpose.notes import block_shape_warning, tile_shape
@@ -64,6 +65,12 @@ class TransposeCase(Case):
 
     def normalize_source(self, source: str, stage_id: str) -> str:
         return source.replace(f"transpose_{stage_id}", "transpose_STAGE")
+
+    def experiments(self) -> tuple[Experiment, ...]:
+        """The padding sweep (:mod:`~profiler_report.cases.transpose.padding_sweep`)."""
+        from profiler_report.cases.transpose.padding_sweep import EXPERIMENT
+
+        return (EXPERIMENT,)
 
     def stage_notes(self, row: Any, source: str | None) -> tuple[str, list[str]]:
         tile = tile_shape(source, self.manifest.tile)
