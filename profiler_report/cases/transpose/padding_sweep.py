@@ -190,8 +190,9 @@ class PaddingSweep(Experiment):
                  "the column read tile[tx][ty] of a row pitch of P words hits gcd(P, 32) threads per bank for "
                  "4-byte elements and one warp per row, 2 gcd(P, 16) wavefronts for 8-byte elements; with "
                  "blockDim.x 16 a warp spans two rows and the counts are worked out per lane. Measured: "
-                 "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld/st.sum / smsp__sass_inst_executed_op_shared_ld/st.sum, "
-                 "and excessive wavefronts (derived__memory_l1_wavefronts_shared_excessive, or wavefronts minus ideal). "
+                 "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld/st.sum / "
+                 "smsp__sass_inst_executed_op_shared_ld/st.sum, and excessive wavefronts "
+                 "(derived__memory_l1_wavefronts_shared_excessive, or wavefronts minus ideal). "
                  f"A row disagreeing by more than {MATCH_REL:.0%} is marked MISMATCH.")
         notes = [] if capture is not None else [
             f"Not recorded: this report folder holds no {self.id}.ncu-rep, so only the predictions are shown. "
