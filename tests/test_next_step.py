@@ -19,7 +19,8 @@ def _stalls(**top):
 
 
 def test_the_order_is_coalescing_then_conflicts_then_stalls_then_instructions():
-    summary = pd.DataFrame([_row("a", store=12.5, excessive=90), _row("b", excessive=90), _row("c"), _row("d", inst=500)])
+    summary = pd.DataFrame([_row("a", store=12.5, excessive=90), _row("b", excessive=90), _row("c"),
+                            _row("d", inst=500)])
     lines = next_steps(summary, _stalls(a=30, b=30, c=STALL_CYCLES + 1, d=1))
     assert "coalescing" in lines["a"] and "b removes it" in lines["a"]  # coalescing first, though a conflicts too
     assert "bank conflicts" in lines["b"] and "c removes it" in lines["b"]

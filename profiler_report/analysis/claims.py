@@ -33,7 +33,8 @@ def claim_value(claim: Claim, summary: pd.DataFrame,
     if "/" in claim.at:
         got = (points or {}).get(claim.at, {})
         value = float(got.get(claim.metric, math.nan))
-        return value, f"{claim.at} (experiment capture)" if got else f"{claim.at}: not in this report's experiment capture"
+        where = "(experiment capture)" if got else ": not in this report's experiment capture"
+        return value, f"{claim.at} {where}" if got else f"{claim.at}{where}"
     if claim.at not in by_id:
         return math.nan, f"stage {claim.at} is not in this capture"
     if claim.metric == "speedup":
@@ -56,7 +57,8 @@ def judge_claim(claim: Claim, value: float) -> tuple[str, str]:
         return "not measured", "no value in this capture"
     fails = []
     if claim.equals is not None:
-        ok = abs(value) < ZERO_BELOW if claim.equals == 0 else abs(value - claim.equals) <= EQUALS_REL * abs(claim.equals)
+        target = claim.equals
+        ok = abs(value) < ZERO_BELOW if target == 0 else abs(value - target) <= EQUALS_REL * abs(target)
         if not ok:
             fails.append(f"not {fmt(claim.equals)} (within {EQUALS_REL:.0%})" if claim.equals else "not 0")
     if claim.above is not None and not value > claim.above:
@@ -82,8 +84,8 @@ def judge_claims(claims: tuple[Claim, ...] | list[Claim], summary: pd.DataFrame,
         metric = c.metric or "none in Nsight Compute"
         if c.replaces:
             metric += f" (replaces {c.replaces})"
-        measured = "" if not c.metric else (
-            (f"{value:.2f}x" if c.metric == "speedup" else fmt(value)) + f" ({where})" if not math.isnan(value) else where)
+        shown = f"{value:.2f}x" if c.metric == "speedup" else fmt(value)
+        measured = "" if not c.metric else where if math.isnan(value) else f"{shown} ({where})"
         rows.append({"source": c.source, "says": c.says, "metric": metric, "at": c.at, "predicts": c.predicts,
                      "measured": measured, "verdict": verdict, "why": why})
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
