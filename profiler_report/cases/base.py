@@ -259,6 +259,12 @@ class Case:
         live run into ``<id>.ncu-rep`` and shown as sections of the report. None by default."""
         return ()
 
+    def bank_maps(self, dtype: str) -> list[dict[str, Any]]:
+        """One warp's shared access per stage worth a picture, predicted from the tile layout:
+        ``[{"stage", "title", "banks": per lane the banks it touches, "wavefronts", "ideal"}]``
+        for ``dtype``'s elements. None by default."""
+        return []
+
     #: The module of the case's benchmark (GPU), imported on first use; "" when it has none. It
     #: provides ``bench_at(case, size, dtype, repeats, stages, provenance)``, ``run_all(case,
     #: quick=, repeats=)``, ``sweep_points(case, ref, quick=, repeats=)``, ``bench_point(case,

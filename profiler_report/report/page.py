@@ -18,6 +18,7 @@ from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import stage_sources
 from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
 from profiler_report.report.annotate import add_stage_extras
+from profiler_report.report.articles import add_articles
 from profiler_report.report.cells import CellRules, cell, cell_rules, summary_cells
 from profiler_report.report.charts import attach_charts
 from profiler_report.report.tables import bench_rows, pct_label, shape_table, shape_verdicts, sweep_table, where_notes
@@ -69,6 +70,10 @@ class StageSection:
     notes: list[str] = field(default_factory=list)
     attribution: list[dict[str, Any]] = field(default_factory=list)
     attribution_note: str = ""
+    # The source articles' checks (report/articles.py): 000's next limit, the bank-map picture.
+    next_step: str = ""
+    bank_map_svg: str = ""
+    bank_map_note: str = ""
 
 
 @dataclass
@@ -97,6 +102,9 @@ class Page:
     shapes_verdicts: list[str] = field(default_factory=list)  # shape_verdicts: fastest vs chosen
     comparison: list[dict[str, Any]] = field(default_factory=list)  # check.comparison_rows: render --baseline
     comparison_note: str = ""
+    # The source articles' checks (report/articles.py): experiments, claims judged.
+    experiments: list[Any] = field(default_factory=list)  # cases.experiment.ExperimentTable
+    claims: list[dict[str, Any]] = field(default_factory=list)  # analysis.claims.CLAIM_COLUMNS records
 
 
 _FORMATTER = HtmlFormatter(noclasses=True, nowrap=False, style="friendly")
@@ -158,6 +166,8 @@ class PageInputs:
     notes: list[str] = field(default_factory=list)
     comparison: list[dict[str, Any]] = field(default_factory=list)
     comparison_note: str = ""
+    #: The case's experiments as tables (report.articles.experiment_tables), in case order.
+    experiments: list[Any] = field(default_factory=list)
 
 
 def _correct_text(v: dict[str, Any] | None, case: Case | None) -> str:
@@ -235,6 +245,7 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
         shapes_verdicts=shape_verdicts(shapes) if not shapes.empty else [],
         comparison=inp.comparison, comparison_note=inp.comparison_note,
     )
+    add_articles(page, inp)
     if charts is not None:
         attach_charts(page, charts(), inp.counters)
     return page

@@ -72,6 +72,22 @@ class TransposeCase(Case):
 
         return (EXPERIMENT,)
 
+    def bank_maps(self, dtype: str) -> list[dict[str, Any]]:
+        """The column read of ``smem``'s ``[32][32]`` tile and of ``padded``'s ``[32][33]``
+        (blockDim.x 32), from the bank model (:mod:`~profiler_report.cases.transpose.banks`)."""
+        from profiler_report.cases.transpose.banks import column_read
+
+        elem = ITEMSIZE.get(dtype, 4)
+        if elem % 4:
+            return []  # 2-byte elements: two lanes share a word; the model covers 4 and 8 bytes
+        out = []
+        for stage, pad in (("smem", 0), ("padded", 1)):
+            acc = column_read(pad, elem, 32)
+            out.append({"stage": stage, "banks": [list(b) for b in acc.banks], "wavefronts": acc.wavefronts,
+                        "ideal": acc.ideal,
+                        "title": f"{stage}: column read of tile[32][{32 + pad}] ({elem}-byte elements), one warp"})
+        return out
+
     def stage_notes(self, row: Any, source: str | None) -> tuple[str, list[str]]:
         tile = tile_shape(source, self.manifest.tile)
         warning = block_shape_warning(row, tile)
