@@ -136,7 +136,7 @@ def _profile(cfg: RunConfig, case: Case, profiled: list[Stage], ncu: str, out: P
         prof.check_profiled(cmd, [s.id for s in profiled], output)  # exit 0 is not proof of every stage
 
 
-def _profile_experiments(case: Case, ncu: str, cfg: RunConfig, out: Path, timer: StepTimer) -> None:
+def profile_experiments(case: Case, ncu: str, cfg: RunConfig, out: Path, timer: StepTimer) -> None:
     """One ncu process per experiment of the case (:meth:`Case.experiments`), collecting only its
     :attr:`~profiler_report.cases.experiment.Experiment.ncu_options`, into ``out/<id>.ncu-rep``; the
     target's per-point validation into ``out/<id>.json``. An experiment whose ncu run fails is
@@ -157,8 +157,12 @@ def _profile_experiments(case: Case, ncu: str, cfg: RunConfig, out: Path, timer:
                 continue
             lines = [ln for ln in output.splitlines() if ln.startswith(RESULT_PREFIX)]
             points = json.loads(lines[-1][len(RESULT_PREFIX):]) if lines else []
-            write_json(out / f"{exp.id}.json", {"experiment": exp.id, "points": points,
-                                                "error": "" if lines else "the target printed no results"})
+            write_json(out / f"{exp.id}.json", {
+                "experiment": exp.id, "points": points, "error": "" if lines else "the target printed no results",
+                "date_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+                "commit": git_commit(Path(__file__).resolve().parent.parent.parent), "gpu": gpu.device_info().get("gpu", ""),
+                "ncu_version": prof.ncu_version(ncu, 60.0), "clock_control": cfg.clock_control,
+                "ncu_options": " ".join(exp.ncu_options)})
 
 
 def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = None,
@@ -199,7 +203,7 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
         if ncu and good:
             _profile(cfg, case, [*good, case.manifest.ceiling], ncu, out, timer)
             if not cfg.stages:  # the whole ladder (make report): its experiments too
-                _profile_experiments(case, ncu, cfg, out, timer)
+                profile_experiments(case, ncu, cfg, out, timer)
         if render is not None:
             with timer.step("render"):
                 render(out)

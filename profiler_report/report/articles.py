@@ -44,6 +44,10 @@ def experiment_tables(case: Case | None, folder: Path) -> list[ExperimentTable]:
         table = exp.table(capture, meta.get("points") if isinstance(meta, dict) else None)
         if isinstance(meta, dict) and meta.get("error"):
             table.notes.append(f"The live run could not record this experiment: {meta['error']}")
+        elif capture is not None and isinstance(meta, dict) and meta.get("date_utc"):
+            table.notes.append(f"Its own capture ({rep.name}): recorded {meta['date_utc']} on {meta.get('gpu', '?')} "
+                               f"at commit {meta.get('commit', '?')}, ncu {meta.get('ncu_version', '?')}, "
+                               f"clock control {meta.get('clock_control', '?')}, {meta.get('ncu_options', '')}.")
         tables.append(table)
     return tables
 
