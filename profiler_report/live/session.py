@@ -160,7 +160,8 @@ def profile_experiments(case: Case, ncu: str, cfg: RunConfig, out: Path, timer: 
             write_json(out / f"{exp.id}.json", {
                 "experiment": exp.id, "points": points, "error": "" if lines else "the target printed no results",
                 "date_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
-                "commit": git_commit(Path(__file__).resolve().parent.parent.parent), "gpu": gpu.device_info().get("gpu", ""),
+                "commit": git_commit(Path(__file__).resolve().parent.parent.parent),
+                "gpu": gpu.device_info().get("gpu", ""),
                 "ncu_version": prof.ncu_version(ncu, 60.0), "clock_control": cfg.clock_control,
                 "ncu_options": " ".join(exp.ncu_options)})
 
