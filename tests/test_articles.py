@@ -117,3 +117,23 @@ def test_measured_values_read_the_points_by_their_ranges(f32_capture):
     assert ps.measured_values(read_once(F32 / "profile.ncu-rep"), ps.EXPERIMENT) == {}
     assert ps.EXPERIMENT.point_of("pr_transpose.padding_sweep.f32_bx16_pad1") == "f32_bx16_pad1"
     assert ps.EXPERIMENT.point_of("pr_transpose.padded") is None
+
+
+#: The sweep's own real capture (scripts/device/padding_sweep.sh; tests/data/README.md).
+SWEEP = F32.parent / "h200_padding_sweep"
+
+
+@pytest.mark.skipif(not (SWEEP / "padding_sweep.ncu-rep").is_file(),
+                    reason="not recorded yet: run scripts/device/padding_sweep.sh on the GPU (tests/data/README.md)")
+def test_the_recorded_sweep_measures_every_point_beside_its_prediction():
+    import json
+
+    (sweep,) = experiment_tables(CASE, SWEEP)
+    assert sweep.recorded and set(sweep.values) == {p.id for p in ps.POINTS}
+    meta = json.loads((SWEEP / "padding_sweep.json").read_text())
+    assert len(meta["points"]) == 20 and all(p["correct"] for p in meta["points"])
+    assert any(n.startswith("Its own capture") for n in sweep.notes)
+    rows = {r.point: r for r in sweep.rows}
+    # The two points the ladder measures too (smem's [32][32], padded's [32][33]): 32.3 and 1.06 there.
+    assert rows["f32_bx32_pad0"].note == "matches" and rows["f32_bx32_pad1"].note == "matches"
+    assert all(r.note == "matches" or r.note.startswith("MISMATCH") for r in sweep.rows)
