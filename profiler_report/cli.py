@@ -100,7 +100,8 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--profile-size", "profile_opts", multiple=True, metavar="DIM=N",
               help="A dimension under ncu (default: the timing size). Repeatable.")
 @click.option("--repeats", default=30, show_default=True, help="Event-timed launches per stage (>= 20).")
-@click.option("--stages", default="", help="Comma-separated stage ids (default: all in kernels/<case>/stages.toml).")
+@click.option("--stages", default="", help="Comma-separated stage ids (default: all in kernels/<case>/stages.toml, "
+              "and then the case's experiments too, e.g. the transpose's padding sweep).")
 @click.option("--clock-control", default="none", show_default=True, type=click.Choice(["none", "base"]),
               help="ncu --clock-control; 'none' leaves the GPU clocks alone.")
 @click.option("--ncu", "ncu_path", default=None, help="Path of ncu (default: PATH, then the usual install folders).")

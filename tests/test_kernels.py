@@ -77,6 +77,21 @@ def test_every_swept_tile_shape_compiles(tmp_path):
     assert len(re.findall(r"Compiling entry function '_Z19transpose_vec_tuned", log)) == n > 40
 
 
+def test_every_padding_sweep_point_compiles(tmp_path):
+    # The padding-sweep experiment instantiates one kernel per (element size, blockDim.x, pad).
+    from profiler_report.cases.transpose.padding_sweep import POINTS, SOURCE, name_expression
+
+    nvcc = _require_nvcc()
+    lines = [f'#include "{SOURCE}"']
+    for p in POINTS:
+        ctype = p.ctype
+        lines.append(f"template __global__ void {name_expression(p)}(const {ctype}*, {ctype}*, int, int);")
+    log = _ptxas(nvcc, tmp_path / "sweep.cu", lines)
+    assert len(re.findall(r"Compiling entry function '_Z19transpose_pad_sweep", log)) == len(POINTS) == 20
+    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
+    assert spills and all(s == ("0", "0") for s in spills), spills
+
+
 def test_each_stage_has_marked_source():
     manifest = load_manifest()
     sources = stage_sources(manifest.source_text())

@@ -16,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from profiler_report.cases.experiment import Experiment
 from profiler_report.cases.manifest import Manifest, Stage, load_manifest
 from profiler_report.errors import CaseError, InputError, ProfilerReportError
 from profiler_report.util.dtypes import DTYPES
@@ -252,6 +253,17 @@ class Case:
     def stage_notes(self, row: Any, source: str | None) -> tuple[str, list[str]]:
         """(context line, warnings) the report shows beside a stage's conflict figures."""
         return "", []
+
+    def experiments(self) -> tuple[Experiment, ...]:
+        """Experiments beside the ladder (:mod:`profiler_report.cases.experiment`): profiled by a
+        live run into ``<id>.ncu-rep`` and shown as sections of the report. None by default."""
+        return ()
+
+    def bank_maps(self, dtype: str) -> list[dict[str, Any]]:
+        """One warp's shared access per stage worth a picture, predicted from the tile layout:
+        ``[{"stage", "title", "banks": per lane the banks it touches, "wavefronts", "ideal"}]``
+        for ``dtype``'s elements. None by default."""
+        return []
 
     #: The module of the case's benchmark (GPU), imported on first use; "" when it has none. It
     #: provides ``bench_at(case, size, dtype, repeats, stages, provenance)``, ``run_all(case,

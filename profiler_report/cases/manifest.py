@@ -44,6 +44,64 @@ class Stage:
 
 
 @dataclass(frozen=True)
+class Claim:
+    """A source article's claim, judged on the measurements (``[[claims]]`` of stages.toml).
+
+    ``metric`` is a summary column (:mod:`profiler_report.metrics`), ``"speedup"`` (the time of
+    stage ``over`` / the time of ``at``: event-timed when timed, else ncu's duration), or ``""``
+    when nothing Nsight Compute measures stands for it (then ``why_not`` says why, and the claim
+    is "not measurable here"). ``at`` is a stage id, or ``<experiment>/<point>`` for a point of
+    one of the case's experiments. The prediction is ``equals`` (within 10 %; 0 means below 0.5),
+    ``above``/``below`` (strict) or ``min``..``max`` (inclusive); ``replaces`` names the metric the
+    article used when it is not the ncu one (an nvprof metric).
+    """
+
+    source: str
+    says: str
+    predicts: str
+    metric: str = ""
+    at: str = ""
+    over: str = ""
+    equals: float | None = None
+    above: float | None = None
+    below: float | None = None
+    min: float | None = None
+    max: float | None = None
+    replaces: str = ""
+    why_not: str = ""
+
+
+_CLAIM_BOUNDS = ("equals", "above", "below", "min", "max")
+
+
+def _claim(raw: dict[str, Any]) -> Claim:
+    """One ``[[claims]]`` entry, checked.
+
+    Raises:
+        InputError: a required key is missing, a bound is not a number, a measurable claim names no
+            stage or bound, a speedup no ``over`` stage, or an unmeasurable one no ``why_not``.
+    """
+    fix = "fix [[claims]] in kernels/<case>/stages.toml (keys: source, says, predicts, metric, at, bounds)"
+    missing = [k for k in ("source", "says", "predicts") if not isinstance(raw.get(k), str) or not raw.get(k)]
+    if missing:
+        raise InputError(f"claim {raw.get('says', raw)!r} lacks {', '.join(missing)}", fix)
+    bounds = {k: raw[k] for k in _CLAIM_BOUNDS if k in raw}
+    if any(isinstance(v, bool) or not isinstance(v, int | float) for v in bounds.values()):
+        raise InputError(f"claim {raw['says']!r}: bounds must be numbers, got {bounds}", fix)
+    metric = str(raw.get("metric", ""))
+    if metric and (not raw.get("at") or not bounds):
+        raise InputError(f"claim {raw['says']!r} names metric {metric} but no `at` stage or no bound", fix)
+    if metric == "speedup" and not raw.get("over"):
+        raise InputError(f"claim {raw['says']!r}: a speedup needs `over` (the stage it is faster than)", fix)
+    if not metric and not raw.get("why_not"):
+        raise InputError(f"claim {raw['says']!r} has no metric and no `why_not`", fix)
+    unknown = set(raw) - {f for f in Claim.__dataclass_fields__}
+    if unknown:
+        raise InputError(f"claim {raw['says']!r} has unknown keys {', '.join(sorted(unknown))}", fix)
+    return Claim(**{k: (float(v) if k in _CLAIM_BOUNDS else str(v)) for k, v in raw.items()})
+
+
+@dataclass(frozen=True)
 class Manifest:
     source: Path
     stages: tuple[Stage, ...]
@@ -54,6 +112,8 @@ class Manifest:
     #: Top-level keys the generic loader does not read: the case's own launch settings (a
     #: reduction's threads per block and blocks per SM).
     params: dict[str, Any] = field(default_factory=dict)
+    #: The source articles' claims to judge (``[[claims]]``); () when the case has none.
+    claims: tuple[Claim, ...] = ()
 
     def stage(self, stage_id: str) -> Stage:
         for s in (*self.stages, self.ceiling, *( [self.regression] if self.regression else [])):
@@ -131,12 +191,15 @@ def load_manifest(path: Path | None = None) -> Manifest:
             tile=int(raw.get("tile", 32)),
             block=tuple(raw.get("block", (32, 8))),  # type: ignore[arg-type]
             params={k: v for k, v in raw.items() if k not in _GENERIC_KEYS},
+            claims=tuple(_claim(c) for c in raw.get("claims", [])),
         )
-    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+    except InputError as exc:
+        raise InputError(f"bad stage manifest {path}: {exc.message}", exc.hint) from exc
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"bad stage manifest {path}: {exc}", "fix kernels/<case>/stages.toml") from exc
 
 
-_GENERIC_KEYS = frozenset({"source", "stage", "ceiling", "regression", "tile", "block"})
+_GENERIC_KEYS = frozenset({"source", "stage", "ceiling", "regression", "tile", "block", "claims"})
 def load_expectations(path: Path) -> tuple[Stage, ...]:
     """The ``[[stage]]`` entries of a stages.toml-format file (``--expect FILE``), for a capture
     made elsewhere: each needs an ``id`` (the stage label of the capture) and may have ``title``,

@@ -96,7 +96,8 @@ class NcuCommand:
     extra: list[str] = field(default_factory=list)
 
     def argv(self) -> list[str]:
-        cmd = [self.ncu, "--set", self.section_set, "--import-source", "yes",
+        # section_set "": what to collect is in ``extra`` (--section/--metrics), not a set.
+        cmd = [self.ncu, *(["--set", self.section_set] if self.section_set else []), "--import-source", "yes",
                "--clock-control", self.clock_control, "--force-overwrite", "--export", str(self.export)]
         if self.ranges:
             cmd.append("--nvtx")

@@ -7,19 +7,22 @@ over ``<dest>`` only when complete, so an earlier report survives a failure or C
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import platform
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from profiler_report.cases import get_case
 from profiler_report.cases.base import Case
+from profiler_report.cases.experiment import RESULT_PREFIX
 from profiler_report.cases.manifest import Stage
 from profiler_report.cases.ranges import nvtx_range_name
-from profiler_report.errors import KernelIncorrectError
+from profiler_report.errors import KernelIncorrectError, ProfilerReportError
 from profiler_report.live import gpu
 from profiler_report.live import kernels as kern
 from profiler_report.live import ncu as prof
@@ -133,12 +136,43 @@ def _profile(cfg: RunConfig, case: Case, profiled: list[Stage], ncu: str, out: P
         prof.check_profiled(cmd, [s.id for s in profiled], output)  # exit 0 is not proof of every stage
 
 
+def profile_experiments(case: Case, ncu: str, cfg: RunConfig, out: Path, timer: StepTimer) -> None:
+    """One ncu process per experiment of the case (:meth:`Case.experiments`), collecting only its
+    :attr:`~profiler_report.cases.experiment.Experiment.ncu_options`, into ``out/<id>.ncu-rep``; the
+    target's per-point validation into ``out/<id>.json``. An experiment whose ncu run fails is
+    recorded there as ``{"error": ...}`` (the report says so) and the run goes on: the ladder's
+    report does not rest on it."""
+    for exp in case.experiments():
+        with timer.step(exp.id):
+            cmd = prof.NcuCommand(
+                ncu=ncu, export=out / exp.id, section_set="", extra=list(exp.ncu_options),
+                target=[sys.executable, "-m", "profiler_report.live.target", "experiment", "--case", case.ref,
+                        "--experiment", exp.id],
+                ranges=[exp.range_name(case.name, p) for p in exp.point_ids()], clock_control=cfg.clock_control)
+            try:
+                output = prof.run_ncu(cmd, cfg.ncu_timeout_s, log_path=out / f"{exp.id}.log")
+            except ProfilerReportError as exc:
+                log(f"  {exp.id}: not recorded ({exc.message})")
+                write_json(out / f"{exp.id}.json", {"error": exc.message, "points": []})
+                continue
+            lines = [ln for ln in output.splitlines() if ln.startswith(RESULT_PREFIX)]
+            points = json.loads(lines[-1][len(RESULT_PREFIX):]) if lines else []
+            write_json(out / f"{exp.id}.json", {
+                "experiment": exp.id, "points": points, "error": "" if lines else "the target printed no results",
+                "date_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+                "commit": git_commit(Path(__file__).resolve().parent.parent.parent),
+                "gpu": gpu.device_info().get("gpu", ""),
+                "ncu_version": prof.ncu_version(ncu, 60.0), "clock_control": cfg.clock_control,
+                "ncu_options": " ".join(exp.ncu_options)})
+
+
 def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = None,
              timer: StepTimer | None = None, peers: bool = False, sweep: Path | None = None) -> None:
     """Validate, time and profile every stage of ``cfg.case``; write the report folder ``dest``
     atomically.
 
-    Files: validation.json, timings.json, provenance.json, profile.ncu-rep (+ ncu.log), bench.json
+    Files: validation.json, timings.json, provenance.json, profile.ncu-rep (+ ncu.log), each
+    experiment's ``<id>.ncu-rep`` and ``<id>.json`` (+ ``<id>.log``; only without ``cfg.stages``), bench.json
     (``peers``: stages against the case's peers at the timing size), sweep.json (a copy of
     ``sweep``, an earlier ``profiler-report bench`` result), then whatever ``render(folder)``
     writes (index.html, summary.csv/json).
@@ -169,6 +203,8 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
             shutil.copyfile(sweep, out / "sweep.json")
         if ncu and good:
             _profile(cfg, case, [*good, case.manifest.ceiling], ncu, out, timer)
+            if not cfg.stages:  # the whole ladder (make report): its experiments too
+                profile_experiments(case, ncu, cfg, out, timer)
         if render is not None:
             with timer.step("render"):
                 render(out)

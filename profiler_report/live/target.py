@@ -14,7 +14,8 @@ import sys
 from dataclasses import replace
 
 from profiler_report.cases import get_case
-from profiler_report.cases.base import Size
+from profiler_report.cases.base import Case, Size
+from profiler_report.cases.experiment import RESULT_PREFIX
 from profiler_report.cases.manifest import Stage
 from profiler_report.cases.ranges import nvtx_range_name
 from profiler_report.live.gpu import import_cupy, push_range
@@ -39,22 +40,43 @@ def profile_launches(kernels: Kernels, stages: list[Stage], size: Size) -> list[
     return results
 
 
+def run_experiment(case: Case, experiment_id: str) -> int:
+    """Target side of an experiment's ncu run: every point validated and launched once in its
+    range; the per-point results printed as one JSON line after :data:`RESULT_PREFIX`."""
+    exp = next((e for e in case.experiments() if e.id == experiment_id), None)
+    if exp is None:
+        print(f"profiler-report: case {case.name} has no experiment {experiment_id!r}", file=sys.stderr)
+        return 2
+    results = exp.run_target(case)
+    print(RESULT_PREFIX + json.dumps(results, sort_keys=True), flush=True)
+    return 0  # a wrong point is in the JSON (the report marks it): exit 1 would fail ncu and the run
+
+
 def _parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m profiler_report.live.target",
                                 description="ncu target: one profiled launch per stage")
-    p.add_argument("mode", choices=["profile"])
+    p.add_argument("mode", choices=["profile", "experiment"],
+                   help="profile: the stages; experiment: the points of one experiment of the case")
     p.add_argument("--case", default="transpose", help="a built-in case's name or a case folder's path")
-    p.add_argument("--size", required=True, help='the case\'s dimensions as JSON, e.g. {"rows": 4096, "cols": 4096}')
-    p.add_argument("--dtype", required=True)
-    p.add_argument("--stages", required=True,
+    p.add_argument("--size", default="", help='the case\'s dimensions as JSON, e.g. {"rows": 4096, "cols": 4096}')
+    p.add_argument("--dtype", default="")
+    p.add_argument("--experiment", default="", help="experiment mode: the experiment's id")
+    p.add_argument("--stages", default="",
                    help="comma-separated stage ids; ID:OTHER launches stage OTHER's kernel under ID's range "
                         "(how the deliberately regressed fixture is recorded)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.mode == "profile" and not (args.size and args.dtype and args.stages):
+        p.error("profile needs --size, --dtype and --stages")
+    if args.mode == "experiment" and not args.experiment:
+        p.error("experiment needs --experiment ID")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     case = get_case(args.case)
+    if args.mode == "experiment":
+        return run_experiment(case, args.experiment)
     size = case.size(json.loads(args.size))
     module, names = compile_module(case, args.dtype)
     kernels = Kernels(module, names, args.dtype, case)

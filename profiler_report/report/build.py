@@ -19,6 +19,7 @@ from profiler_report.capture.sidecars import Sidecars, read_sidecars
 from profiler_report.cases import get_case
 from profiler_report.cases.base import Case
 from profiler_report.errors import InputError
+from profiler_report.report.articles import bank_map_jobs, experiment_tables
 from profiler_report.report.chart_pool import ChartPool
 from profiler_report.report.charts import capture_chart_jobs, sidecar_chart_jobs
 from profiler_report.report.counterless import counters_note, timings_analysis, timings_summary, unavailable_reason
@@ -39,11 +40,14 @@ def _inputs(run: Run, live: bool, capture_label: str | None) -> PageInputs:
         prov["capture"] = capture_label
     side = run.sidecars
     return PageInputs(run.analysis, prov, run.case, run.capture, side.timings, side.validation, side.bench,
-                      side.sweep, notes=page_notes(prov, run.capture))
+                      side.sweep, notes=page_notes(prov, run.capture),
+                      experiments=experiment_tables(run.case, Path(run.path).parent))
 
 
 def _write(inp: PageInputs, out: Path, pool: ChartPool, early: Any, timer: StepTimer) -> list[Path]:
-    late = pool.draw(capture_chart_jobs(inp.analysis, inp.timings))
+    late = pool.draw({**capture_chart_jobs(inp.analysis, inp.timings),
+                      **(bank_map_jobs(inp.case, inp.analysis.summary, str(inp.provenance.get("dtype", "float32")))
+                         if not inp.counters else {})})
     with timer.step("page"):
         page = build_page(inp, charts=lambda: {**early(), **late()})
     with timer.step("write"):

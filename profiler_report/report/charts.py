@@ -224,6 +224,7 @@ def attach_charts(page: Page, drawn: dict[str, Any], counters: str = "") -> None
     for i, section in enumerate(page.stages):
         section.bandwidth_svg = scope_ids(bandwidth.get(section.id, ""), f"bandwidth-{i}-")
         section.stall_svg = "" if counters else scope_ids(drawn.get(f"stalls:{section.id}") or "", f"stalls-{i}-")
+        section.bank_map_svg = scope_ids(drawn.get(f"bankmap:{section.id}") or "", f"bankmap-{i}-")
     page.peers_svg = scope_ids(drawn.get("peers") or "", "peers-")
     page.sweep_svg = scope_ids(drawn.get("sweep") or "", "sweep-")
     page.shapes_svg = scope_ids(drawn.get("shapes") or "", "shapes-")
@@ -320,4 +321,35 @@ def draw_sweep(frame: pd.DataFrame) -> str:
     ax.set_ylabel("best stage, % of memcpy")
     ax.legend(fontsize=7, ncols=2)
     ax.spines[["top", "right"]].set_visible(False)
+    return _svg(fig)
+
+
+def draw_bank_map(spec: dict[str, Any], measured: float) -> str:
+    """One warp's shared access as a grid: lanes 0..31 (rows) against banks 0..31 (columns), a
+    filled cell where the lane touches the bank, each bank's count of distinct lanes on top; the
+    predicted wavefronts and the measured wavefronts per instruction in the title. ``spec``: one
+    entry of :meth:`Case.bank_maps`. Returns SVG text."""
+    import numpy as np
+
+    plt = pyplot()
+    banks = spec["banks"]
+    grid = np.zeros((len(banks), 32))
+    for lane, hit in enumerate(banks):
+        for b in hit:
+            grid[lane, b] = 1
+    fig, ax = plt.subplots(figsize=(5.6, 5.2))
+    fig.subplots_adjust(left=0.12, right=0.98, top=0.84, bottom=0.1)
+    ax.imshow(grid, cmap="Blues", vmin=0, vmax=1.4, aspect="auto", interpolation="nearest")
+    per_bank = grid.sum(axis=0)
+    for b, n in enumerate(per_bank):
+        if n:
+            ax.text(b, -1.0, f"{int(n)}", ha="center", va="bottom", fontsize=6)
+    ax.set_xlabel("bank (4-byte word address % 32); number on top: lanes in that bank", fontsize=8)
+    ax.set_ylabel("lane of the warp", fontsize=8)
+    ax.set_xticks(range(0, 32, 4))
+    ax.set_yticks(range(0, len(banks), 4))
+    ax.tick_params(labelsize=7)
+    shown = "not measured" if math.isnan(measured) else f"{measured:.2f}"
+    ax.set_title(f"{spec['title']}\npredicted {spec['wavefronts']} wavefront(s) per instruction (ideal "
+                 f"{spec['ideal']}); measured {shown}", fontsize=8, pad=14)
     return _svg(fig)

@@ -86,6 +86,9 @@ def table_of_contents(page: Page) -> list[tuple[str, str]]:
         toc.append(("sweep", "Sweep: sizes and dtypes"))
     if page.shapes_rows:
         toc.append(("shapes", "Block-shape sweep"))
+    toc += [(f"experiment-{x.id}", x.title) for x in page.experiments]
+    if page.claims:
+        toc.append(("claims", "The source articles' claims"))
     toc += [(f"stage-{s.id}", f"Stage {i}: {s.id}") for i, s in enumerate(page.stages, 1)]
     if page.validation:
         toc.append(("validation", "Correctness checks"))

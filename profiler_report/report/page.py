@@ -20,6 +20,7 @@ from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import stage_sources
 from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
 from profiler_report.report.annotate import add_stage_extras
+from profiler_report.report.articles import add_articles
 from profiler_report.report.cells import CellRules, cell, cell_rules, summary_cells
 from profiler_report.report.charts import attach_charts, stall_axis_max
 from profiler_report.report.headline import headline, peers_run_note, table_of_contents
@@ -72,6 +73,10 @@ class StageSection:
     notes: list[str] = field(default_factory=list)
     attribution: list[dict[str, Any]] = field(default_factory=list)
     attribution_note: str = ""
+    # The source articles' checks (report/articles.py): 000's next limit, the bank-map picture.
+    next_step: str = ""
+    bank_map_svg: str = ""
+    bank_map_note: str = ""
 
 
 @dataclass
@@ -104,6 +109,9 @@ class Page:
     toc: list[tuple[str, str]] = field(default_factory=list)  # headline.table_of_contents: (anchor, title)
     peers_note: str = ""      # headline.peers_run_note: which run the peers' GB/s come from
     stall_axis_max: float = 0.0  # charts.stall_axis_max: the value axis every stall chart shares
+    # The source articles' checks (report/articles.py): experiments, claims judged.
+    experiments: list[Any] = field(default_factory=list)  # cases.experiment.ExperimentTable
+    claims: list[dict[str, Any]] = field(default_factory=list)  # analysis.claims.CLAIM_COLUMNS records
 
 
 _FORMATTER = HtmlFormatter(noclasses=True, nowrap=False, style="friendly")
@@ -228,6 +236,8 @@ class PageInputs:
     notes: list[str] = field(default_factory=list)
     comparison: list[dict[str, Any]] = field(default_factory=list)
     comparison_note: str = ""
+    #: The case's experiments as tables (report.articles.experiment_tables), in case order.
+    experiments: list[Any] = field(default_factory=list)
 
 
 def _correct_text(v: dict[str, Any] | None, case: Case | None) -> str:
@@ -309,6 +319,7 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
         headline=headline(a.summary, rules.wrong), peers_note=peers_run_note(a.summary, inp.bench or []),
         stall_axis_max=0.0 if inp.counters else stall_axis_max(a.stalls),
     )
+    add_articles(page, inp)
     page.toc = table_of_contents(page)
     if charts is not None:
         attach_charts(page, charts(), inp.counters)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from profiler_report.cases.base import Case, Comparison, Launch, Size, Work
+from profiler_report.cases.experiment import Experiment
 from profiler_report.cases.manifest import Stage
 from profiler_report.cases.transpose.launch import dynamic_smem_bytes, launch_shape
 from profiler_report.cases.transpose.notes import block_shape_warning, tile_shape
@@ -64,6 +65,28 @@ class TransposeCase(Case):
 
     def normalize_source(self, source: str, stage_id: str) -> str:
         return source.replace(f"transpose_{stage_id}", "transpose_STAGE")
+
+    def experiments(self) -> tuple[Experiment, ...]:
+        """The padding sweep (:mod:`~profiler_report.cases.transpose.padding_sweep`)."""
+        from profiler_report.cases.transpose.padding_sweep import EXPERIMENT
+
+        return (EXPERIMENT,)
+
+    def bank_maps(self, dtype: str) -> list[dict[str, Any]]:
+        """The column read of ``smem``'s ``[32][32]`` tile and of ``padded``'s ``[32][33]``
+        (blockDim.x 32), from the bank model (:mod:`~profiler_report.cases.transpose.banks`)."""
+        from profiler_report.cases.transpose.banks import column_read
+
+        elem = ITEMSIZE.get(dtype, 4)
+        if elem % 4:
+            return []  # 2-byte elements: two lanes share a word; the model covers 4 and 8 bytes
+        out = []
+        for stage, pad in (("smem", 0), ("padded", 1)):
+            acc = column_read(pad, elem, 32)
+            out.append({"stage": stage, "banks": [list(b) for b in acc.banks], "wavefronts": acc.wavefronts,
+                        "ideal": acc.ideal,
+                        "title": f"{stage}: column read of tile[32][{32 + pad}] ({elem}-byte elements), one warp"})
+        return out
 
     def stage_notes(self, row: Any, source: str | None) -> tuple[str, list[str]]:
         tile = tile_shape(source, self.manifest.tile)

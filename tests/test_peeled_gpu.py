@@ -1,0 +1,60 @@
+"""GPU tests (marker ``gpu``): ``vec_peeled`` bit for bit at the odd shapes of issue 13, in every
+dtype and at every tile shape the bench may choose, plus an unaligned base (a view one element in)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from profiler_report.cases import get_case
+
+CASE = get_case("transpose")
+
+pytestmark = pytest.mark.gpu
+
+#: Odd and prime shapes: 1x1, a tile edge in both directions, rows of 4097, 8191x8193, prime x prime.
+SHAPES = [(1, 1), (31, 65), (4097, 33), (4097, 8191), (8191, 8193), (7919, 7907)]
+#: Every tile shape vec_peeled's kernel accepts for all three dtypes.
+CONFIGS = [(32, 8, 256), (32, 16, 512), (32, 16, 256), (32, 32, 512), (32, 32, 1024)]
+MAX_DYNAMIC_SMEM = 232448
+
+
+@pytest.fixture(scope="module", params=["float16", "float32", "float64"])
+def peeled(request):
+    from profiler_report.live.kernels import Kernels, compile_module
+
+    dtype, v = request.param, 16 // {"float16": 2, "float32": 4, "float64": 8}[request.param]
+    base = next(s for s in CASE.manifest.stages if s.launch == "vec_peeled")
+    stages = [replace(base, id=f"vec_peeled {c}", targs=tuple(str(x) for x in c))
+              for c in CONFIGS if c[0] * c[1] * v * 16 <= MAX_DYNAMIC_SMEM]
+    module, names = compile_module(CASE, dtype, extra=tuple(stages))
+    return Kernels(module, names, dtype, CASE), stages
+
+
+@pytest.mark.parametrize(("rows", "cols"), SHAPES)
+def test_vec_peeled_is_exact_at_odd_shapes(peeled, rows, cols):
+    from profiler_report.live.kernels import validate
+
+    k, stages = peeled
+    for st in stages:
+        v = validate(k, st, {"rows": rows, "cols": cols}, seed=rows ^ cols)
+        assert v.correct, v.message
+
+
+def test_vec_peeled_is_exact_on_an_unaligned_base(peeled):
+    # A view one element into its allocation: the kernel's element path, checked like the rest.
+    from profiler_report.live.gpu import import_cupy, poison
+
+    cupy = import_cupy()
+    k, stages = peeled
+    rows, cols = 67, 133
+    big = CASE.make_input(cupy, {"rows": 1, "cols": rows * cols + 1}, k.dtype, seed=7).ravel()
+    src = big[1:].reshape(rows, cols)
+    dst_big = cupy.empty(rows * cols + 1, dtype=k.dtype)
+    dst = dst_big[1:].reshape(cols, rows)
+    for st in stages:
+        poison(cupy, dst)
+        k.launch(st, src, dst, {"rows": rows, "cols": cols})
+        cupy.cuda.runtime.deviceSynchronize()
+        assert CASE.compare(cupy, dst, cupy.ascontiguousarray(src.T)).ok, st.id
