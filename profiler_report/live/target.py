@@ -1,4 +1,6 @@
-"""The target process of ncu: ``python -m profiler_report.live.target profile --case NAME ...``.
+"""The target process of ncu (``python -m profiler_report.live.target profile --case NAME ...``)
+and of compute-sanitizer (``... sanitize ...``: every stage once, between marker lines, see
+:mod:`profiler_report.live.sanitizer`).
 
 It validates each stage, then launches each one exactly once inside the NVTX push/pop range
 ``pr_<case>.<stage>`` (:func:`profiler_report.cases.ranges.nvtx_range_name`), the range that
@@ -11,14 +13,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 from profiler_report.cases import get_case
 from profiler_report.cases.base import Size
 from profiler_report.cases.manifest import Stage
 from profiler_report.cases.ranges import nvtx_range_name
 from profiler_report.live.gpu import import_cupy, push_range
-from profiler_report.live.kernels import Kernels, Validation, compile_module, validate
+from profiler_report.live.kernels import Kernels, Validation, compile_module, fresh_output, kernel_key, validate
+from profiler_report.live.sanitizer import BEGIN, END
 
 
 def profile_launches(kernels: Kernels, stages: list[Stage], size: Size) -> list[Validation]:
@@ -39,10 +42,41 @@ def profile_launches(kernels: Kernels, stages: list[Stage], size: Size) -> list[
     return results
 
 
+def stage_kernels(kernels: Kernels, stage: Stage, size: Size) -> list[str]:
+    """The name expressions of the kernels one run of ``stage`` launches (its steps), in order."""
+    cupy = import_cupy()
+    case = kernels.case
+    a = case.guarded("make_input", stage, case.make_input, cupy, size, kernels.dtype, 0)
+    out = fresh_output(kernels, stage, size)
+    steps = case.guarded("steps", stage, case.steps, stage, a, out, size, kernels.dtype)
+    return list(dict.fromkeys(kernels.names[kernel_key(s.kernel)] for s in steps if s.kernel is not None))
+
+
+def sanitize_launches(kernels: Kernels, stages: list[Stage], size: Size) -> list[Validation]:
+    """Target side of compute-sanitizer: each stage once (validated), between a begin and an end
+    marker line that the tool's report blocks are attributed by. A stage that raises (a sticky
+    CUDA error after a fault) ends the process: the parent reruns the rest in a fresh one."""
+    cupy = import_cupy()
+    results = []
+    for st in stages:
+        print(BEGIN + json.dumps({"stage": st.id, "kernels": stage_kernels(kernels, st, size)}), flush=True)
+        try:
+            v = validate(kernels, st, size)
+            cupy.cuda.runtime.deviceSynchronize()
+        except Exception as exc:  # the tool's own block says why; this says where the child stopped
+            text = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            print(END + json.dumps({"stage": st.id, "correct": False, "message": f"raised {text}"}), flush=True)
+            raise
+        results.append(v)
+        print(END + json.dumps({k: val for k, val in asdict(v).items() if k in ("stage", "correct", "message")}),
+              flush=True)
+    return results
+
+
 def _parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m profiler_report.live.target",
                                 description="ncu target: one profiled launch per stage")
-    p.add_argument("mode", choices=["profile"])
+    p.add_argument("mode", choices=["profile", "sanitize"])
     p.add_argument("--case", default="transpose", help="a built-in case's name or a case folder's path")
     p.add_argument("--size", required=True, help='the case\'s dimensions as JSON, e.g. {"rows": 4096, "cols": 4096}')
     p.add_argument("--dtype", required=True)
@@ -63,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         label, _, kernel_of = item.partition(":")
         st = case.manifest.stage(kernel_of or label)
         stages.append(replace(st, id=label) if kernel_of else st)
-    results = profile_launches(kernels, stages, size)
+    results = (profile_launches if args.mode == "profile" else sanitize_launches)(kernels, stages, size)
     bad = [v for v in results if not v.correct]
     for v in bad:
         print(f"profiler-report: {v.message}", file=sys.stderr)

@@ -13,6 +13,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import CudaLexer, DiffLexer
 
 from profiler_report.analysis import Analysis
+from profiler_report.analysis.sanitizer import sanitizer_text, stage_text
 from profiler_report.capture.model import Capture
 from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import stage_sources
@@ -69,6 +70,7 @@ class StageSection:
     notes: list[str] = field(default_factory=list)
     attribution: list[dict[str, Any]] = field(default_factory=list)
     attribution_note: str = ""
+    sanitizer: str = "not run"  # each compute-sanitizer tool's result (analysis.sanitizer.stage_text)
 
 
 @dataclass
@@ -97,6 +99,10 @@ class Page:
     shapes_verdicts: list[str] = field(default_factory=list)  # shape_verdicts: fastest vs chosen
     comparison: list[dict[str, Any]] = field(default_factory=list)  # check.comparison_rows: render --baseline
     comparison_note: str = ""
+    sanitizer_line: str = "not run"  # analysis.sanitizer.sanitizer_text
+    sanitizer_rows: list[dict[str, Any]] = field(default_factory=list)  # sanitizer.json's stages
+    sanitizer_tools: list[str] = field(default_factory=list)
+    sanitizer_other: list[str] = field(default_factory=list)
 
 
 _FORMATTER = HtmlFormatter(noclasses=True, nowrap=False, style="friendly")
@@ -158,6 +164,7 @@ class PageInputs:
     notes: list[str] = field(default_factory=list)
     comparison: list[dict[str, Any]] = field(default_factory=list)
     comparison_note: str = ""
+    sanitizer: dict[str, Any] | None = None  # sanitizer.json (live/sanitizer.py); None: not run
 
 
 def _correct_text(v: dict[str, Any] | None, case: Case | None) -> str:
@@ -195,6 +202,7 @@ def _section(inp: PageInputs, rules: CellRules, prev: pd.Series | None, row: pd.
         findings=_records(findings[["title", "message", "speedup_pct"]]) if len(findings) else [],
         bandwidth_svg="", stall_svg="")
     add_stage_extras(section, row, inp, cur_src)
+    section.sanitizer = stage_text(inp.sanitizer, sid)
     if sid in rules.wrong:
         section.verdict = "Incorrect: this stage failed validation, so no speed is claimed for it."
         section.notes.append("WRONG result: " + str(valid[sid].get("message", "validation failed")))
@@ -234,6 +242,10 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
         shapes_rows=_records(shapes) if not shapes.empty else [],
         shapes_verdicts=shape_verdicts(shapes) if not shapes.empty else [],
         comparison=inp.comparison, comparison_note=inp.comparison_note,
+        sanitizer_line=sanitizer_text(inp.sanitizer, str(prov.get("sanitizer", ""))),
+        sanitizer_rows=list((inp.sanitizer or {}).get("stages", [])),
+        sanitizer_tools=[str(t.get("tool")) for t in (inp.sanitizer or {}).get("tools", [])],
+        sanitizer_other=[str(o) for o in (inp.sanitizer or {}).get("other", [])],
     )
     if charts is not None:
         attach_charts(page, charts(), inp.counters)
@@ -254,7 +266,7 @@ _ENV_KEYS = (
     ("mode", "mode"), ("gpu", "GPU"), ("sm_count", "SMs"), ("compute_capability", "compute capability"),
     ("driver", "driver"), ("cuda_runtime", "CUDA runtime"), ("cuda_driver_api", "CUDA driver API"),
     ("cupy", "CuPy"), ("ncu_version", "Nsight Compute"), ("section_set", "ncu --set"),
-    ("clock_control", "clock control"), ("cache_control", "cache control"),
+    ("clock_control", "clock control"), ("cache_control", "cache control"), ("sanitizer", "compute-sanitizer"),
     ("rows", "rows (timing)"), ("cols", "cols (timing)"), ("profile_rows", "rows (profiled)"),
     ("profile_cols", "cols (profiled)"), ("dtype", "dtype"), ("repeats", "timing repeats"),
     ("date_utc", "date"), ("commit", "git commit"), ("capture", "capture file"), ("rendered_utc", "rendered"),
