@@ -107,9 +107,10 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--ncu-timeout", default=600.0, show_default=True, help="Seconds before ncu is stopped.")
 @click.option("--no-counters", is_flag=True, help="Skip ncu: validate and event-time only.")
 @click.option("--sanitize/--no-sanitize", default=None,
-              help="First run every stage once under compute-sanitizer (memcheck, racecheck, synccheck) at a small "
-                   "odd size (67x133); a finding marks the stage wrong. Default: on where compute-sanitizer "
-                   "exists (else the report says 'not available'); --sanitize without it is an error (exit 11).")
+              help="First run every stage once under compute-sanitizer (memcheck, racecheck, synccheck) at a "
+                   "small odd size (the transpose: 67x133); a finding marks the stage wrong. Default: on where "
+                   "compute-sanitizer exists (else the report says 'not available'); --sanitize without it is an "
+                   "error (exit 11).")
 @click.option("--sanitize-timeout", default=600.0, show_default=True, help="Seconds each sanitizer tool may take.")
 @click.option("--peers/--no-peers", default=True, show_default=True,
               help="Also time the case's peer libraries at the same size (bench.json; the transpose: cupy, "

@@ -109,9 +109,12 @@ def test_a_kernel_of_no_stage_is_other_and_a_nameless_block_is_its_section():
         "=========     at cupy_copy__float_float+0x40",
         "========= Program hit cudaErrorLaunchFailure (error 719) on CUDA API call to cudaDeviceSynchronize.",
         _end("a", False, "raised CUDARuntimeError"),
+        "=========     Saved host backtrace up to driver entry point at error",
+        "=========         Host Frame: cudaDeviceSynchronize [0x5d2e1] in libcudart.so.13",
     ])
     out = san.parse_output("memcheck", text)
     assert [f.stage for f in out.findings] == [None, "a"]
+    assert out.findings[0].kernel == "cupy_copy__float_float"
     assert out.errors is None  # no ERROR SUMMARY: the tool did not finish
 
 

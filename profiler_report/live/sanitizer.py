@@ -55,8 +55,9 @@ _NOT_FINDINGS = ("COMPUTE-SANITIZER", "ERROR SUMMARY", "RACECHECK SUMMARY", "LEA
                  "Target application returned an error")
 _ERROR_SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+)\s+error")
 _RACECHECK_SUMMARY = re.compile(r"RACECHECK SUMMARY:.*?\((\d+)\s+error")
-#: A report block's location: ``at KERNEL+0x1a0`` (optionally ``at 0x1a0 in KERNEL``).
-_AT = re.compile(r"\bat (?:0x[0-9a-fA-F]+ in )?(?P<name>\S.*?)(?:\+0x[0-9a-fA-F]+|\s+in\s|$)")
+#: A report block's device location: ``at KERNEL+0x1a0`` or ``at 0x1a0 in KERNEL`` (never the
+#: host backtrace's "... entry point at kernel launch time").
+_AT = re.compile(r"\bat (?:0x[0-9a-fA-F]+ in (?P<bare>\S+)|(?P<name>\S.*?)\+0x[0-9a-fA-F]+)")
 
 
 def find_sanitizer(env: dict[str, str] | None = None, globs: Sequence[str] | None = None) -> str | None:
@@ -167,7 +168,7 @@ def _attribute(block: list[str], kernels: dict[str, list[str]], current: str | N
         m = _AT.search(line)
         if not m:
             continue
-        name = m.group("name").strip()
+        name = (m.group("name") or m.group("bare")).strip()
         stages = _candidates(name, kernels)
         if not stages:
             return None, name
@@ -256,7 +257,7 @@ def tool_argv(exe: str, tool: str, child: list[str]) -> list[str]:
     the driver; a kernel's fault is reported as the kernel's own block); racecheck reports its
     analysis (one line per hazard pair)."""
     extra = ["--racecheck-report", "analysis"] if tool == "racecheck" else []
-    return [exe, "--tool", tool, "--report-api-errors", "none", "--print-limit", "20", *extra, *child]
+    return [exe, "--tool", tool, "--report-api-errors", "no", "--print-limit", "20", *extra, *child]
 
 
 def _run(argv: list[str], timeout_s: float) -> tuple[str, int | None]:
@@ -272,6 +273,9 @@ def _run(argv: list[str], timeout_s: float) -> tuple[str, int | None]:
         _kill(proc)
         out, _ = proc.communicate()
         return out or "", None
+    except BaseException:  # Ctrl-C: its own session would keep it running on the GPU
+        _kill(proc)
+        raise
 
 
 @dataclass
