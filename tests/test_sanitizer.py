@@ -109,6 +109,8 @@ def test_a_kernel_of_no_stage_is_other_and_a_nameless_block_is_its_section():
         "=========     at cupy_copy__float_float+0x40",
         "========= Program hit cudaErrorLaunchFailure (error 719) on CUDA API call to cudaDeviceSynchronize.",
         _end("a", False, "raised CUDARuntimeError"),
+        "========= Error: process didn't terminate successfully",
+        "========= Target application returned an error",
         "=========     Saved host backtrace up to driver entry point at error",
         "=========         Host Frame: cudaDeviceSynchronize [0x5d2e1] in libcudart.so.13",
     ])
@@ -267,6 +269,7 @@ def test_a_finding_marks_the_stage_wrong_untimed_and_stated_in_report_and_json(e
     assert prov["sanitizer"].endswith("findings in 1 of 10 stages (smem)")
     html = (earlier / "index.html").read_text()
     assert "compute-sanitizer 2025.3.1.0: memcheck, racecheck, synccheck at 67x133 float32" in html
+    assert "compute-sanitizer: compute-sanitizer" not in html
     assert "racecheck: Error: Race reported between Write access at transpose_smem" in html
     assert "memcheck clean; racecheck clean; synccheck clean (at 67x133 float32)" in html  # naive's line
     summary = json.loads((earlier / "summary.json").read_text())["sanitizer"]

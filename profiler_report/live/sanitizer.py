@@ -50,9 +50,10 @@ SANITIZER_GLOBS = (
     "/opt/nvidia/compute-sanitizer/compute-sanitizer",
 )
 
-#: Header lines of the tool that are not findings (the banner, the totals).
+#: Header lines of the tool that are not findings: the banner, the totals, and the child's exit
+#: status (known from the process itself; the stage it stopped in is found by its markers).
 _NOT_FINDINGS = ("COMPUTE-SANITIZER", "ERROR SUMMARY", "RACECHECK SUMMARY", "LEAK SUMMARY",
-                 "Target application returned an error")
+                 "Target application returned an error", "Error: process didn't terminate successfully")
 _ERROR_SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+)\s+error")
 _RACECHECK_SUMMARY = re.compile(r"RACECHECK SUMMARY:.*?\((\d+)\s+error")
 #: A report block's device location: ``at KERNEL+0x1a0`` or ``at 0x1a0 in KERNEL`` (never the
@@ -226,7 +227,8 @@ def parse_output(tool: str, text: str) -> ToolOutput:
         head = block[0]
         if head.startswith(_NOT_FINDINGS):
             continue
-        if "Internal Sanitizer Error" in head or head.startswith("Error: No attachable process"):
+        if "Internal Sanitizer Error" in head or head.startswith(("Error: No attachable process",
+                                                                  "Error: Target application terminated before")):
             res.tool_errors.append(head)
             continue
         stage, kernel = _attribute(block, res.kernels, section.get(i))
