@@ -59,7 +59,11 @@ def sanitize_launches(kernels: Kernels, stages: list[Stage], size: Size) -> list
     cupy = import_cupy()
     results = []
     for st in stages:
-        print(BEGIN + json.dumps({"stage": st.id, "kernels": stage_kernels(kernels, st, size)}), flush=True)
+        try:
+            names = stage_kernels(kernels, st, size)
+        except Exception:
+            names = []  # the stage is still begun, so that the failure below is its own
+        print(BEGIN + json.dumps({"stage": st.id, "kernels": names}), flush=True)
         try:
             v = validate(kernels, st, size)
             cupy.cuda.runtime.deviceSynchronize()
