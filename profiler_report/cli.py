@@ -107,6 +107,12 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--ncu", "ncu_path", default=None, help="Path of ncu (default: PATH, then the usual install folders).")
 @click.option("--ncu-timeout", default=600.0, show_default=True, help="Seconds before ncu is stopped.")
 @click.option("--no-counters", is_flag=True, help="Skip ncu: validate and event-time only.")
+@click.option("--sanitize/--no-sanitize", default=None,
+              help="First run every stage once under compute-sanitizer (memcheck, racecheck, synccheck) at a "
+                   "small odd size (the transpose: 67x133); a finding marks the stage wrong. Default: on where "
+                   "compute-sanitizer exists (else the report says 'not available'); --sanitize without it is an "
+                   "error (exit 11).")
+@click.option("--sanitize-timeout", default=600.0, show_default=True, help="Seconds each sanitizer tool may take.")
 @click.option("--peers/--no-peers", default=True, show_default=True,
               help="Also time the case's peer libraries at the same size (bench.json; the transpose: cupy, "
                    "cuBLAS, torch, Triton, JAX). A case without peers skips them.")
@@ -118,7 +124,8 @@ def main(ctx: click.Context, debug: bool) -> None:
 def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, size_opts: tuple[str, ...],
         dtype: str | None, profile_rows: int | None, profile_cols: int | None, profile_opts: tuple[str, ...],
         repeats: int, stages: str, clock_control: str, ncu_path: str | None, ncu_timeout: float,
-        no_counters: bool, peers: bool, sweep: Path | None, out: Path | None) -> None:
+        no_counters: bool, sanitize: bool | None, sanitize_timeout: float, peers: bool, sweep: Path | None,
+        out: Path | None) -> None:
     """Validate, time and profile every stage of a case on this GPU, then render the report."""
     from profiler_report.cases import get_case
     from profiler_report.live.config import RunConfig
@@ -133,7 +140,8 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
     psize = case.size({**size, **parse_dims(profile_opts), **_given(rows=profile_rows, cols=profile_cols)})
     cfg = RunConfig(case=case.ref, size=size, profile_size=psize, dtype=dtype, repeats=repeats,
                     clock_control=clock_control, ncu=ncu_path, ncu_timeout_s=ncu_timeout,
-                    counters=not no_counters, stages=[s for s in stages.split(",") if s])
+                    counters=not no_counters, stages=[s for s in stages.split(",") if s],
+                    sanitize=sanitize, sanitize_timeout_s=sanitize_timeout)
     if out is None:
         named = "" if case.name == "transpose" else f"{case.name}-"  # a user's case: its own folder
         out = Path("reports") / f"{gpu_slug(device_info()['gpu'])}-{named}{dt.date.today():%Y%m%d}"
@@ -272,7 +280,8 @@ def summary(captures: tuple[Path, ...], fmt: str, stage_opts: tuple[str, ...], c
     if fmt == "csv":
         click.echo(run.summary.to_csv(index=False), nl=False)
     elif fmt == "json":
-        click.echo(summary_json(run.analysis), nl=False)  # null: not measured; never NaN or Infinity
+        # null: not measured; never NaN or Infinity
+        click.echo(summary_json(run.analysis, run.sidecars.sanitizer), nl=False)
     else:
         from profiler_report.report.cells import cell_rules
         from profiler_report.report.markdown import summary_markdown

@@ -20,6 +20,7 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     (7, "ncu ran past its timeout"),
     (8, "no usable GPU or CuPy for a live run"),
     (10, "a user's case folder is broken: case.py, stages.toml, a kernel that does not compile, a raising reference"),
+    (11, "compute-sanitizer not found (run --sanitize)"),
     (70, "internal error (a bug): rerun with --debug and report it"),
     (130, "interrupted (Ctrl-C)"),
 )
@@ -136,3 +137,9 @@ class CaseError(ProfilerReportError):
     names the file and the stage."""
 
     exit_code = 10
+
+
+class SanitizerNotFoundError(ProfilerReportError):
+    """``run --sanitize`` was asked for and no compute-sanitizer was found."""
+
+    exit_code = 11

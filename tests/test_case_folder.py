@@ -114,7 +114,7 @@ def test_scaffold_kernels_compile_for_sm90(folder, tmp_path, ctype):
 
 
 def _cfg(folder: Path, **kw) -> RunConfig:
-    return RunConfig(case=str(folder), size={"n": 4099}, counters=False, **kw)
+    return RunConfig(case=str(folder), size={"n": 4099}, counters=False, sanitize=False, **kw)
 
 
 def test_live_run_of_the_scaffold_validates_times_and_renders(folder, tmp_path, monkeypatch):
@@ -236,7 +236,7 @@ def test_compile_error_outside_every_block_and_without_a_line(folder):
 def test_a_broken_folder_is_one_line_with_exit_10(folder, breakage, expected):
     name, old, new = breakage
     _edit(folder / name, old, new)
-    res = _cli("run", "--case", str(folder), "--no-counters")
+    res = _cli("run", "--case", str(folder), "--no-counters", "--no-sanitize")
     assert res.returncode == 10, res.stderr
     assert res.stderr.count("\n") == 1 and res.stderr.startswith("error: ") and "Traceback" not in res.stderr
     assert re.search(expected, res.stderr), res.stderr

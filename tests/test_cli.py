@@ -33,7 +33,8 @@ def test_summary_json_from_csv_export():
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert doc["schema"] == "profiler-report.summary/1"
-    assert set(doc) == {"schema", "columns", "stages", "expectations", "deltas"}
+    assert set(doc) == {"schema", "columns", "stages", "expectations", "deltas", "sanitizer"}
+    assert doc["sanitizer"] == {"result": "not run"}  # a CSV export has no sanitizer.json beside it
     rows = doc["stages"]
     assert rows[0]["stage"] == "naive"
     assert rows[0]["global_store_efficiency_pct"] == 12.5

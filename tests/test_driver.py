@@ -106,6 +106,7 @@ def test_write_json_goes_through_a_temporary_name(tmp_path):
 
 
 def _cfg(**kw) -> RunConfig:
+    kw.setdefault("sanitize", False)  # the GPU is a test double: no real compute-sanitizer child
     return RunConfig(size={"rows": 64, "cols": 64}, dtype="float32", **kw)
 
 

@@ -87,7 +87,7 @@ def test_the_live_side_validates_and_times_it(tmp_path, monkeypatch):
 
     install_numpy_gpu(monkeypatch, KERNELS)
     monkeypatch.chdir(ROOT)
-    cfg = RunConfig(case="examples/histogram", size={"n": 100_003}, dtype="uint8", counters=False)
+    cfg = RunConfig(case="examples/histogram", size={"n": 100_003}, dtype="uint8", counters=False, sanitize=False)
     live_run(cfg, tmp_path / "r", render=lambda out: render_timings_only(out))
     validation = json.loads((tmp_path / "r" / "validation.json").read_text())
     assert [v["correct"] for v in validation] == [True] * 5
@@ -106,7 +106,7 @@ def test_a_lost_count_is_a_wrong_stage(tmp_path, monkeypatch):
         bins[128] -= 1
 
     install_numpy_gpu(monkeypatch, {**KERNELS, "hist_warp": drops_one_count})
-    cfg = RunConfig(case=str(EXAMPLE), size={"n": 4096}, dtype="uint8", counters=False)
+    cfg = RunConfig(case=str(EXAMPLE), size={"n": 4096}, dtype="uint8", counters=False, sanitize=False)
     with pytest.raises(KernelIncorrectError, match=r"stage warp_private \(.*kernels\.cu\) is wrong .*out\[128\]"):
         live_run(cfg, tmp_path / "r", render=None)
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from profiler_report.analysis.sanitizer import summary_entry
 from profiler_report.capture.model import Capture
 from profiler_report.capture.units import template_name
 from profiler_report.errors import ReportUnreadableError
@@ -173,19 +174,22 @@ def summary_columns() -> dict[str, dict[str, str]]:
     return out
 
 
-def summary_document(analysis: Analysis) -> dict[str, Any]:
+def summary_document(analysis: Analysis, sanitizer: dict[str, Any] | None = None) -> dict[str, Any]:
     """The summary of one capture as JSON-ready data, the one schema of every "summary" JSON.
 
     Keys: ``schema`` (:data:`SUMMARY_SCHEMA`); ``columns`` (:func:`summary_columns`: each
     column's unit and ncu source); ``stages`` (one record per stage in launch order: the columns
     of :func:`summarize`, plus the event-timing columns with a timings.json; units as in
     ``columns``, NaN as null); ``expectations`` (each expected effect of the case's stages.toml
-    and its verdict); ``deltas`` (each headline metric's change from the previous stage).
+    and its verdict); ``deltas`` (each headline metric's change from the previous stage);
+    ``sanitizer`` (the run's compute-sanitizer results, ``sanitizer.json``:
+    :func:`~profiler_report.analysis.sanitizer.summary_entry`; ``{"result": "not run"}`` without).
     """
     return {"schema": SUMMARY_SCHEMA, "columns": summary_columns(), "stages": records(analysis.summary),
-            "expectations": records(analysis.expectations), "deltas": records(analysis.deltas)}
+            "expectations": records(analysis.expectations), "deltas": records(analysis.deltas),
+            "sanitizer": summary_entry(sanitizer)}
 
 
-def summary_json(analysis: Analysis) -> str:
+def summary_json(analysis: Analysis, sanitizer: dict[str, Any] | None = None) -> str:
     """:func:`summary_document` as indented JSON text: ``summary.json`` and ``summary --format json``."""
-    return dumps(summary_document(analysis)) + "\n"
+    return dumps(summary_document(analysis, sanitizer)) + "\n"

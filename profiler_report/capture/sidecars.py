@@ -20,6 +20,7 @@ class Sidecars:
     provenance: dict[str, Any] | None = None
     bench: list[dict[str, Any]] | None = None  # bench.json rows: stages and peers at the run's size
     sweep: list[dict[str, Any]] | None = None  # sweep.json rows: sizes and dtypes
+    sanitizer: dict[str, Any] | None = None  # sanitizer.json: compute-sanitizer per stage (live/sanitizer.py)
 
 
 def _load_json(path: Path) -> Any:
@@ -113,15 +114,35 @@ def _bad_optional(name: str, item: dict[str, Any]) -> list[str]:
     return bad
 
 
+def _sanitizer(path: Path, data: Any) -> dict[str, Any]:
+    """sanitizer.json, checked: an object with ``stages``, each with ``stage`` (str), ``correct``
+    (bool) and ``first`` (str), and the ``size_text``, ``dtype`` and ``tools`` the report states.
+
+    Raises:
+        InputError: the file does not have the shape a live run writes.
+    """
+    stages = data.get("stages") if isinstance(data, dict) else None
+    ok = isinstance(stages, list) and all(
+        isinstance(s, dict) and isinstance(s.get("stage"), str) and isinstance(s.get("correct"), bool)
+        and isinstance(s.get("first"), str) for s in stages)
+    if not ok or not isinstance(data.get("tools"), list) or not all(
+            isinstance(data.get(k), str) for k in ("size_text", "dtype")):
+        raise InputError(f"{path} is not a sanitizer.json written by profiler-report "
+                         "(stages with stage, correct and first; tools; size_text; dtype)",
+                         "delete or regenerate the file")
+    return data
+
+
 def read_sidecars(folder: Path) -> Sidecars:
-    """timings.json, validation.json, provenance.json, bench.json, sweep.json from ``folder``, where present.
+    """timings.json, validation.json, provenance.json, bench.json, sweep.json, sanitizer.json from
+    ``folder``, where present.
 
     Raises:
         InputError: a file is present but unreadable or not of the shape a live run writes.
     """
     side = Sidecars()
     files = {name: folder / name for name in ("timings.json", "validation.json", "provenance.json",
-                                              "bench.json", "sweep.json")}
+                                              "bench.json", "sweep.json", "sanitizer.json")}
     if files["timings.json"].is_file():
         side.timings = _entries(files["timings.json"], _load_json(files["timings.json"]), "timings")
     if files["validation.json"].is_file():
@@ -135,4 +156,6 @@ def read_sidecars(folder: Path) -> Sidecars:
         side.bench = _entries(files["bench.json"], _load_json(files["bench.json"]), "rows")
     if files["sweep.json"].is_file():
         side.sweep = _entries(files["sweep.json"], _load_json(files["sweep.json"]), "rows")
+    if files["sanitizer.json"].is_file():
+        side.sanitizer = _sanitizer(files["sanitizer.json"], _load_json(files["sanitizer.json"]))
     return side

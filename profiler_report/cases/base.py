@@ -200,6 +200,23 @@ class Case:
             raise InputError(f"{self.name} size must be positive, got {self.size_text(size)}")
         return size
 
+    #: Odd sides, no multiple of any tile or vector width: every edge path of a kernel runs.
+    SANITIZE_SIDES = (67, 133)
+
+    def sanitize_size(self) -> Size:
+        """The small size every stage runs at under compute-sanitizer (``run --sanitize``): odd, so
+        that no dimension is a multiple of a tile or a vector width; 67x133 for two dimensions,
+        ``67 * 133 = 8911`` for one (a reduction's n), 67 for each further one. A case whose kernels
+        need other sizes overrides it.
+
+        Raises:
+            InputError: the case refuses the size (:meth:`size`).
+        """
+        if len(self.dims) == 1:
+            return self.size({self.dims[0]: self.SANITIZE_SIDES[0] * self.SANITIZE_SIDES[1]})
+        sides = [*self.SANITIZE_SIDES, *[self.SANITIZE_SIDES[0]] * max(0, len(self.dims) - 2)]
+        return self.size(dict(zip(self.dims, sides, strict=False)))
+
     def size_text(self, size: Size) -> str:
         """'8192x8192' for two dimensions, 'n=1024' for one."""
         if len(self.dims) == 1:

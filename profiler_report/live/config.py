@@ -26,6 +26,10 @@ class RunConfig:
     ncu_timeout_s: float = 600.0
     counters: bool = True
     stages: list[str] = field(default_factory=list)  # empty: all manifest stages
+    #: ``--sanitize/--no-sanitize``: every stage under compute-sanitizer first; None: where it exists.
+    sanitize: bool | None = None
+    #: Seconds each compute-sanitizer tool may take for all its stages.
+    sanitize_timeout_s: float = 600.0
 
     def __post_init__(self) -> None:
         if self.dtype not in ALL_DTYPES:

@@ -14,9 +14,11 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from profiler_report.analysis.sanitizer import sanitizer_text
 from profiler_report.cases import get_case
 from profiler_report.cases.base import Case
 from profiler_report.cases.experiment import RESULT_PREFIX
@@ -26,6 +28,7 @@ from profiler_report.errors import KernelIncorrectError, ProfilerReportError
 from profiler_report.live import gpu
 from profiler_report.live import kernels as kern
 from profiler_report.live import ncu as prof
+from profiler_report.live import sanitizer as san
 from profiler_report.live.config import RunConfig
 from profiler_report.live.doctor import counters_off_reason
 from profiler_report.util.fsio import atomic_dir, write_json
@@ -103,14 +106,40 @@ def case_dir_text(folder: Path) -> str:
         return str(folder.resolve())
 
 
-def _measure(cfg: RunConfig, case: Case, stages: list[Stage], timer: StepTimer) -> tuple[list, list]:
-    """Build, validate every stage and the ceiling, event-time the correct ones."""
+def _sanitize(cfg: RunConfig, case: Case, stages: list[Stage], exe: str, out: Path,
+              timer: StepTimer) -> dict[str, Any]:
+    """Every stage and the ceiling once under each compute-sanitizer tool at the case's small odd
+    size (sanitizer.json's content; raw outputs in ``out/sanitizer-<tool>.log``)."""
+    size = case.sanitize_size()
+    with timer.step("sanitize"):
+        doc = san.sanitize(exe, case.ref, size, case.size_text(size), cfg.dtype,
+                           [s.id for s in (*stages, case.manifest.ceiling)], cfg.sanitize_timeout_s, out)
+        for rec in doc["stages"]:
+            log(f"  {rec['stage']:<14} {'clean' if rec['correct'] else 'WRONG: ' + rec['first']}")
+    return doc
+
+
+def _with_sanitizer(v: kern.Validation, doc: dict[str, Any] | None) -> kern.Validation:
+    """``v`` marked wrong when compute-sanitizer found something in its stage (a correct result at
+    the timing size does not clear a race or an out-of-bounds access at the small size)."""
+    rec = next((r for r in (doc or {}).get("stages", []) if r["stage"] == v.stage), None)
+    if rec is None or rec["correct"] or not v.correct:
+        return v
+    return replace(v, correct=False, message=f"stage {v.stage} fails under compute-sanitizer at "
+                                             f"{doc['size_text']} {doc['dtype']}: {rec['first']}")
+
+
+def _measure(cfg: RunConfig, case: Case, stages: list[Stage], timer: StepTimer,
+             sanitized: dict[str, Any] | None = None) -> tuple[list, list]:
+    """Build, validate every stage and the ceiling (a compute-sanitizer finding marks a stage
+    wrong too), event-time the correct ones."""
     size = case.size(cfg.size)
     with timer.step("build"):
         module, names = kern.compile_module(case, cfg.dtype)
         kernels = kern.Kernels(module, names, cfg.dtype, case)
     with timer.step("validate"):
-        validations = [kern.validate(kernels, s, size) for s in (*stages, case.manifest.ceiling)]
+        validations = [_with_sanitizer(kern.validate(kernels, s, size), sanitized)
+                       for s in (*stages, case.manifest.ceiling)]
         for v in validations:
             log(f"  {v.stage:<14} {'correct' if v.correct else 'WRONG: ' + v.message}")
     good = [s for s, v in zip(stages, validations, strict=False) if v.correct]
@@ -171,8 +200,13 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
     """Validate, time and profile every stage of ``cfg.case``; write the report folder ``dest``
     atomically.
 
-    Files: validation.json, timings.json, provenance.json, profile.ncu-rep (+ ncu.log), each
-    experiment's ``<id>.ncu-rep`` and ``<id>.json`` (+ ``<id>.log``; only without ``cfg.stages``), bench.json
+    First, unless ``cfg.sanitize`` is False, every stage once under compute-sanitizer
+    (memcheck, racecheck, synccheck) at the case's small odd size, where it exists: a finding
+    marks the stage wrong (never timed nor profiled), like a failed validation.
+
+    Files: sanitizer.json (+ sanitizer-<tool>.log), validation.json, timings.json, provenance.json,
+    profile.ncu-rep (+ ncu.log), each experiment's ``<id>.ncu-rep`` and ``<id>.json`` (+ ``<id>.log``;
+    only without ``cfg.stages``), bench.json
     (``peers``: stages against the case's peers at the timing size), sweep.json (a copy of
     ``sweep``, an earlier ``profiler-report bench`` result), then whatever ``render(folder)``
     writes (index.html, summary.csv/json).
@@ -180,7 +214,8 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
     Raises:
         NoGpuError, NcuNotFoundError, CounterPermissionError, NoKernelProfiledError,
         StageNotProfiledError (a stage missing from ncu's report: the partial folder is kept),
-        NcuFailedError, NcuTimeoutError; InputError for an unknown case or stage;
+        NcuFailedError, NcuTimeoutError; SanitizerNotFoundError (``cfg.sanitize`` True and no
+        compute-sanitizer); InputError for an unknown case or stage;
         KernelIncorrectError after writing the report when a stage was wrong.
     """
     case = get_case(cfg.case)
@@ -188,11 +223,16 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
     timer = timer or StepTimer()
     stages = [case.manifest.stage(s) for s in cfg.stages] if cfg.stages else list(case.manifest.stages)
     ncu = prof.find_ncu(cfg.ncu) if cfg.counters else None
+    sanitizer, no_sanitizer = san.resolve(cfg.sanitize)
     gpu.import_cupy()  # no GPU or CuPy: fail before any output, with one line
     with atomic_dir(dest) as out:
-        validations, timings = _measure(cfg, case, stages, timer)
+        sanitized = _sanitize(cfg, case, stages, sanitizer, out, timer) if sanitizer else None
+        validations, timings = _measure(cfg, case, stages, timer, sanitized)
         good = [s for s, v in zip(stages, validations, strict=False) if v.correct]
         prov = provenance(cfg, case, ncu, [s.id for s in stages])
+        prov["sanitizer"] = sanitizer_text(sanitized, no_sanitizer)
+        if sanitized is not None:
+            write_json(out / "sanitizer.json", sanitized)
         write_json(out / "validation.json", gpu.asdicts(validations))
         write_json(out / "timings.json", {"provenance": prov, "timings": gpu.asdicts(timings)})
         write_json(out / "provenance.json", prov)

@@ -1,4 +1,6 @@
-"""The target process of ncu: ``python -m profiler_report.live.target profile --case NAME ...``.
+"""The target process of ncu (``python -m profiler_report.live.target profile --case NAME ...``)
+and of compute-sanitizer (``... sanitize ...``: every stage once, between marker lines, see
+:mod:`profiler_report.live.sanitizer`).
 
 It validates each stage, then launches each one exactly once inside the NVTX push/pop range
 ``pr_<case>.<stage>`` (:func:`profiler_report.cases.ranges.nvtx_range_name`), the range that
@@ -11,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 from profiler_report.cases import get_case
 from profiler_report.cases.base import Case, Size
@@ -19,7 +21,8 @@ from profiler_report.cases.experiment import RESULT_PREFIX
 from profiler_report.cases.manifest import Stage
 from profiler_report.cases.ranges import nvtx_range_name
 from profiler_report.live.gpu import import_cupy, push_range
-from profiler_report.live.kernels import Kernels, Validation, compile_module, validate
+from profiler_report.live.kernels import Kernels, Validation, compile_module, fresh_output, kernel_key, validate
+from profiler_report.live.sanitizer import BEGIN, END
 
 
 def profile_launches(kernels: Kernels, stages: list[Stage], size: Size) -> list[Validation]:
@@ -50,13 +53,47 @@ def run_experiment(case: Case, experiment_id: str) -> int:
     results = exp.run_target(case)
     print(RESULT_PREFIX + json.dumps(results, sort_keys=True), flush=True)
     return 0  # a wrong point is in the JSON (the report marks it): exit 1 would fail ncu and the run
+def stage_kernels(kernels: Kernels, stage: Stage, size: Size) -> list[str]:
+    """The name expressions of the kernels one run of ``stage`` launches (its steps), in order."""
+    cupy = import_cupy()
+    case = kernels.case
+    a = case.guarded("make_input", stage, case.make_input, cupy, size, kernels.dtype, 0)
+    out = fresh_output(kernels, stage, size)
+    steps = case.guarded("steps", stage, case.steps, stage, a, out, size, kernels.dtype)
+    return list(dict.fromkeys(kernels.names[kernel_key(s.kernel)] for s in steps if s.kernel is not None))
+
+
+def sanitize_launches(kernels: Kernels, stages: list[Stage], size: Size) -> list[Validation]:
+    """Target side of compute-sanitizer: each stage once (validated), between a begin and an end
+    marker line that the tool's report blocks are attributed by. A stage that raises (a sticky
+    CUDA error after a fault) ends the process: the parent reruns the rest in a fresh one."""
+    cupy = import_cupy()
+    results = []
+    for st in stages:
+        try:
+            names = stage_kernels(kernels, st, size)
+        except Exception:
+            names = []  # the stage is still begun, so that the failure below is its own
+        print(BEGIN + json.dumps({"stage": st.id, "kernels": names}), flush=True)
+        try:
+            v = validate(kernels, st, size)
+            cupy.cuda.runtime.deviceSynchronize()
+        except Exception as exc:  # the tool's own block says why; this says where the child stopped
+            text = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            print(END + json.dumps({"stage": st.id, "correct": False, "message": f"raised {text}"}), flush=True)
+            raise
+        results.append(v)
+        print(END + json.dumps({k: val for k, val in asdict(v).items() if k in ("stage", "correct", "message")}),
+              flush=True)
+    return results
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m profiler_report.live.target",
                                 description="ncu target: one profiled launch per stage")
-    p.add_argument("mode", choices=["profile", "experiment"],
-                   help="profile: the stages; experiment: the points of one experiment of the case")
+    p.add_argument("mode", choices=["profile", "experiment", "sanitize"],
+                   help="profile: the stages; experiment: the points of one experiment of the case; "
+                        "sanitize: each stage once between markers, for compute-sanitizer")
     p.add_argument("--case", default="transpose", help="a built-in case's name or a case folder's path")
     p.add_argument("--size", default="", help='the case\'s dimensions as JSON, e.g. {"rows": 4096, "cols": 4096}')
     p.add_argument("--dtype", default="")
@@ -85,12 +122,13 @@ def main(argv: list[str] | None = None) -> int:
         label, _, kernel_of = item.partition(":")
         st = case.manifest.stage(kernel_of or label)
         stages.append(replace(st, id=label) if kernel_of else st)
-    results = profile_launches(kernels, stages, size)
+    results = (profile_launches if args.mode == "profile" else sanitize_launches)(kernels, stages, size)
     bad = [v for v in results if not v.correct]
     for v in bad:
         print(f"profiler-report: {v.message}", file=sys.stderr)
     print("profiler-report-validation " + " ".join(f"{v.stage}={'ok' if v.correct else 'WRONG'}" for v in results))
-    return 1 if bad else 0
+    # Under compute-sanitizer every result is in the end markers: exit 0 once every stage ran.
+    return 1 if bad and args.mode == "profile" else 0
 
 
 if __name__ == "__main__":

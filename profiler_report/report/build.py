@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from profiler_report.analysis.compare import comparison_rows, diff_summaries, require_comparable
 from profiler_report.analysis.run import Run, load_run
+from profiler_report.analysis.sanitizer import sanitizer_text
 from profiler_report.capture.sidecars import Sidecars, read_sidecars
 from profiler_report.cases import get_case
 from profiler_report.cases.base import Case
@@ -41,7 +42,8 @@ def _inputs(run: Run, live: bool, capture_label: str | None) -> PageInputs:
     side = run.sidecars
     return PageInputs(run.analysis, prov, run.case, run.capture, side.timings, side.validation, side.bench,
                       side.sweep, notes=page_notes(prov, run.capture),
-                      experiments=experiment_tables(run.case, Path(run.path).parent))
+                      experiments=experiment_tables(run.case, Path(run.path).parent),
+                      sanitizer=side.sanitizer)
 
 
 def _write(inp: PageInputs, out: Path, pool: ChartPool, early: Any, timer: StepTimer) -> list[Path]:
@@ -51,7 +53,7 @@ def _write(inp: PageInputs, out: Path, pool: ChartPool, early: Any, timer: StepT
     with timer.step("page"):
         page = build_page(inp, charts=lambda: {**early(), **late()})
     with timer.step("write"):
-        return write_outputs(out, page, inp.analysis)
+        return write_outputs(out, page, inp.analysis, inp.sanitizer)
 
 
 def render_capture(capture_path: Path | list[Path], out: Path, *, labels: list[tuple[str, str]] | None = None,
@@ -131,12 +133,13 @@ def counterless_inputs(folder: Path, side: Sidecars, live: bool = True, case: Ca
     reason = unavailable_reason(prov)
     summary = timings_summary(case, side.validation or [], side.timings or [], prov)
     analysis = timings_analysis(summary, case.manifest, f"unavailable ({reason})")
+    prov.setdefault("sanitizer", sanitizer_text(side.sanitizer))
     prov.update(mode="live run" if live else "recorded capture", capture="none: no profiler ran",
                 rendered_utc=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
                 mode_note=(f"No performance counters ({reason}): every stage was validated and event-timed; "
                            "counter columns are marked unavailable."))
     return PageInputs(analysis, prov, case, None, side.timings, side.validation, side.bench, side.sweep,
-                      counters=reason, notes=[counters_note(reason), *page_notes(prov)])
+                      counters=reason, notes=[counters_note(reason), *page_notes(prov)], sanitizer=side.sanitizer)
 
 
 def render_timings_only(folder: Path, out: Path | None = None, live: bool = True,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import jinja2
 import markupsafe
@@ -36,8 +37,9 @@ def inline_code(text: str) -> markupsafe.Markup:
     return markupsafe.Markup(_BACKTICKS.sub(r"<code>\1</code>", escaped))
 
 
-def write_outputs(folder: Path, page: Page, analysis: Analysis) -> list[Path]:
-    """Write index.html, summary.csv and summary.json into ``folder`` together (all temporary files
+def write_outputs(folder: Path, page: Page, analysis: Analysis, sanitizer: dict[str, Any] | None = None) -> list[Path]:
+    """Write index.html, summary.csv and summary.json (with ``sanitizer``: sanitizer.json's content)
+    into ``folder`` together (all temporary files
     first, then the renames); return their paths. A symlink in ``folder`` with one of those names
     is replaced by the file; its target is never written.
 
@@ -50,7 +52,7 @@ def write_outputs(folder: Path, page: Page, analysis: Analysis) -> list[Path]:
     files: dict[Path, str] = {
         folder / "index.html": html,
         folder / "summary.csv": analysis.summary.to_csv(index=False),
-        folder / "summary.json": summary_json(analysis),
+        folder / "summary.json": summary_json(analysis, sanitizer),
     }
     atomic_write_many(files, follow_links=False)  # a link inside the folder is replaced, never its target
     return list(files)

@@ -6,6 +6,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from profiler_report.analysis.sanitizer import sanitizer_text
 from profiler_report.capture.model import Capture
 from profiler_report.capture.sidecars import Sidecars
 
@@ -80,6 +81,7 @@ def capture_provenance(capture: Capture, side: Sidecars, live: bool) -> dict[str
         # ncu_report reports its own version, not that of the ncu that wrote the capture.
         prov.setdefault("ncu_version", f"unknown (not in the capture; read with ncu_report {capture.report_version})")
     prov.setdefault("clock_control", clock_control_from_log(Path(capture.path).parent / "ncu.log"))
+    prov.setdefault("sanitizer", sanitizer_text(side.sanitizer))  # a capture without results: "not run"
     prov["capture"] = " + ".join(str(p) for p in capture.parts) if capture.parts else str(capture.path)
     prov["rendered_utc"] = now
     if live:

@@ -15,6 +15,7 @@ from pygments.lexers import CudaLexer, DiffLexer
 
 from profiler_report.analysis import Analysis
 from profiler_report.analysis.findings import rule_disagreement
+from profiler_report.analysis.sanitizer import sanitizer_text, stage_text
 from profiler_report.capture.model import Capture
 from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import stage_sources
@@ -77,6 +78,7 @@ class StageSection:
     next_step: str = ""
     bank_map_svg: str = ""
     bank_map_note: str = ""
+    sanitizer: str = "not run"  # each compute-sanitizer tool's result (analysis.sanitizer.stage_text)
 
 
 @dataclass
@@ -112,6 +114,10 @@ class Page:
     # The source articles' checks (report/articles.py): experiments, claims judged.
     experiments: list[Any] = field(default_factory=list)  # cases.experiment.ExperimentTable
     claims: list[dict[str, Any]] = field(default_factory=list)  # analysis.claims.CLAIM_COLUMNS records
+    sanitizer_line: str = "not run"  # analysis.sanitizer.sanitizer_text
+    sanitizer_rows: list[dict[str, Any]] = field(default_factory=list)  # sanitizer.json's stages
+    sanitizer_tools: list[str] = field(default_factory=list)
+    sanitizer_other: list[str] = field(default_factory=list)
 
 
 _FORMATTER = HtmlFormatter(noclasses=True, nowrap=False, style="friendly")
@@ -238,6 +244,7 @@ class PageInputs:
     comparison_note: str = ""
     #: The case's experiments as tables (report.articles.experiment_tables), in case order.
     experiments: list[Any] = field(default_factory=list)
+    sanitizer: dict[str, Any] | None = None  # sanitizer.json (live/sanitizer.py); None: not run
 
 
 def _correct_text(v: dict[str, Any] | None, case: Case | None) -> str:
@@ -277,6 +284,7 @@ def _section(inp: PageInputs, rules: CellRules, prev: pd.Series | None, row: pd.
     add_stage_extras(section, row, inp, cur_src)
     for r in (*section.rules_appear, *section.findings):  # ncu's rule text beside a verdict it seems to contradict
         r["why_differs"] = rule_disagreement(str(r["rule"]), str(r["title"]), row)
+    section.sanitizer = stage_text(inp.sanitizer, sid)
     if sid in rules.wrong:
         section.verdict = "Incorrect: this stage failed validation, so no speed is claimed for it."
         section.notes.append("WRONG result: " + str(valid[sid].get("message", "validation failed")))
@@ -318,6 +326,10 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
         comparison=inp.comparison, comparison_note=inp.comparison_note,
         headline=headline(a.summary, rules.wrong), peers_note=peers_run_note(a.summary, inp.bench or []),
         stall_axis_max=0.0 if inp.counters else stall_axis_max(a.stalls),
+        sanitizer_line=sanitizer_text(inp.sanitizer, str(prov.get("sanitizer", ""))),
+        sanitizer_rows=list((inp.sanitizer or {}).get("stages", [])),
+        sanitizer_tools=[str(t.get("tool")) for t in (inp.sanitizer or {}).get("tools", [])],
+        sanitizer_other=[str(o) for o in (inp.sanitizer or {}).get("other", [])],
     )
     add_articles(page, inp)
     page.toc = table_of_contents(page)
@@ -340,7 +352,7 @@ _ENV_KEYS = (
     ("mode", "mode"), ("gpu", "GPU"), ("sm_count", "SMs"), ("compute_capability", "compute capability"),
     ("driver", "driver"), ("cuda_runtime", "CUDA runtime"), ("cuda_driver_api", "CUDA driver API"),
     ("cupy", "CuPy"), ("ncu_version", "Nsight Compute"), ("section_set", "ncu --set"),
-    ("clock_control", "clock control"), ("cache_control", "cache control"),
+    ("clock_control", "clock control"), ("cache_control", "cache control"), ("sanitizer", "compute-sanitizer"),
     ("rows", "rows (timing)"), ("cols", "cols (timing)"), ("profile_rows", "rows (profiled)"),
     ("profile_cols", "cols (profiled)"), ("dtype", "dtype"), ("repeats", "timing repeats"),
     ("date_utc", "date"), ("commit", "git commit"), ("capture", "capture file"), ("rendered_utc", "rendered"),
