@@ -465,6 +465,148 @@ __global__ void __launch_bounds__(NT) transpose_vec_tuned(const T* __restrict__ 
 }
 // end stage
 
+// stage: vec_peeled
+// The chunk at element e of a row-major array is 16-byte aligned only when e is a multiple of V
+// (and the array's base is aligned); with rows or cols not a multiple of V each row starts at its
+// own offset m = (address / sizeof(T)) % V. Every access stays 16 bytes wide: a row segment is
+// read as the aligned chunks that cover it, the V elements of each logical chunk are taken from a
+// chunk and its right neighbour (a warp shuffle, then a funnel shift by m elements, uniform per
+// row), and the output side does the same in reverse; only the head and tail chunk of each output
+// row segment, which the neighbouring tile shares, are written element by element (masked).
+__device__ __forceinline__ uint4 shift_chunk(uint4 lo, uint4 hi, int bytes)
+{
+    // The 16 bytes that start `bytes` (0..15, a multiple of sizeof(T)) into the 32 bytes lo:hi.
+    const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+    const int q = bytes >> 2, b = (bytes & 3) * 8;
+    unsigned x[5];
+#pragma unroll
+    for (int k = 0; k < 5; ++k) x[k] = q == 0 ? w[k] : q == 1 ? w[k + 1] : q == 2 ? w[k + 2] : w[k + 3];
+    return make_uint4(__funnelshift_r(x[0], x[1], b), __funnelshift_r(x[1], x[2], b),
+                      __funnelshift_r(x[2], x[3], b), __funnelshift_r(x[3], x[4], b));
+}
+
+template <int W>
+__device__ __forceinline__ uint4 shfl_chunk(uint4 v, int delta)
+{
+    // delta > 0: from the lane `delta` above (down-shuffle); < 0: from the lane below.
+    if (delta > 0) {
+        return make_uint4(__shfl_down_sync(0xffffffffu, v.x, delta, W), __shfl_down_sync(0xffffffffu, v.y, delta, W),
+                          __shfl_down_sync(0xffffffffu, v.z, delta, W), __shfl_down_sync(0xffffffffu, v.w, delta, W));
+    }
+    return make_uint4(__shfl_up_sync(0xffffffffu, v.x, -delta, W), __shfl_up_sync(0xffffffffu, v.y, -delta, W),
+                      __shfl_up_sync(0xffffffffu, v.z, -delta, W), __shfl_up_sync(0xffffffffu, v.w, -delta, W));
+}
+
+template <typename T>
+__device__ __forceinline__ uint4 load_chunk(const T* __restrict__ in, long long a, long long n, bool need)
+{
+    // The aligned chunk of elements [a, a + V): one 16-byte load inside the array, else the
+    // elements that exist one by one (the first and last chunk when the base or the size is odd).
+    constexpr int V = 16 / sizeof(T);
+    union { uint4 u; T e[V]; } c;
+    c.u = make_uint4(0u, 0u, 0u, 0u);
+    if (!need) return c.u;
+    if (a >= 0 && a + V <= n) return *reinterpret_cast<const uint4*>(in + a);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        if (a + k >= 0 && a + k < n) c.e[k] = in[a + k];
+    }
+    return c.u;
+}
+
+template <typename T, int TRC = 16, int TCC = 16, int NT = 256>
+__global__ void __launch_bounds__(NT) transpose_vec_peeled(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    constexpr int V = 16 / sizeof(T);
+    constexpr int P = TRC * TCC / NT;
+    static_assert(P >= 1 && TRC % 8 == 0 && TCC % 8 == 0 && TRC <= 32 && TCC <= 32 && NT % TCC == 0 &&
+                  NT % TRC == 0, "tile shape");
+    union Chunk { uint4 u; T e[V]; };
+    extern __shared__ uint4 smem[];
+    uint4 (*tile)[TRC] = reinterpret_cast<uint4 (*)[TRC]>(smem);
+    const int tiles_r = (rows + TRC * V - 1) / (TRC * V);
+    const int r0 = (blockIdx.x % tiles_r) * TRC * V, c0 = (blockIdx.x / tiles_r) * TCC * V;
+    const long long n = (long long)rows * cols;
+    const int ch = threadIdx.x % TCC;
+    const int seg = min(TCC * V, cols - c0);  // elements of each row segment inside the matrix
+    Chunk in_c[P][V];
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+        const int rg = threadIdx.x / TCC + (NT / TCC) * p;
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            const int r = r0 + V * rg + i;
+            const long long e0 = (long long)r * cols + c0;
+            const int m = (int)((reinterpret_cast<size_t>(in + e0) & 15) / sizeof(T));
+            const long long a = e0 - m + (long long)V * ch;
+            const uint4 lo = load_chunk(in, a, n, r < rows && a < e0 + seg);
+            // m depends on r only through r % V, and a warp's rows differ by multiples of V: the
+            // branch is uniform across the warp, as the shuffle needs.
+            if (m == 0) {
+                in_c[p][i].u = lo;
+            } else {
+                uint4 hi = shfl_chunk<TCC>(lo, 1);
+                if (ch == TCC - 1) hi = load_chunk(in, a + V, n, r < rows && a + V < e0 + seg);
+                in_c[p][i].u = shift_chunk(lo, hi, m * (int)sizeof(T));
+            }
+        }
+    }
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+        const int rg = threadIdx.x / TCC + (NT / TCC) * p;
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            Chunk o;
+#pragma unroll
+            for (int i = 0; i < V; ++i) o.e[i] = in_c[p][i].e[k];
+            tile[V * ch + k][rg ^ (ch & 7)] = o.u;
+        }
+    }
+    __syncthreads();
+    const int oc = threadIdx.x % TRC;
+    const int oseg = min(TRC * V, rows - r0);  // elements of each output row segment inside the matrix
+    // Output rows of one warp start at different offsets unless rows % V == 0: then none shifts.
+    const bool out_aligned = rows % V == 0 && (reinterpret_cast<size_t>(out) & 15) == 0;
+#pragma unroll
+    for (int q = 0; q < P * V; ++q) {
+        const int orow = threadIdx.x / TRC + (NT / TRC) * q;
+        Chunk o;
+        o.u = tile[orow][oc ^ ((orow / V) & 7)];
+        const int gr = c0 + orow;
+        const long long f0 = (long long)gr * rows + r0;
+        const int m = (int)((reinterpret_cast<size_t>(out + f0) & 15) / sizeof(T));
+        // Aligned output chunk oc holds the last m elements of logical chunk oc - 1, then the
+        // first V - m of chunk oc: it starts at segment position V * oc - m.
+        Chunk w;
+        w.u = o.u;
+        if (!out_aligned) {
+            const uint4 prev = shfl_chunk<TRC>(o.u, -1);
+            if (m != 0) w.u = shift_chunk(prev, o.u, (V - m) * (int)sizeof(T));
+        }
+        if (gr >= cols) continue;
+        const int p0 = V * oc - m;
+        T* dst = out + f0 + p0;
+        if (p0 >= 0 && p0 + V <= oseg) {
+            *reinterpret_cast<uint4*>(dst) = w.u;
+        } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                if (p0 + k >= 0 && p0 + k < oseg) dst[k] = w.e[k];
+            }
+        }
+        if (oc == TRC - 1 && m != 0) {
+            // The tail: the last m elements of the segment, in the chunk the next tile shares.
+            Chunk t;
+            t.u = shift_chunk(o.u, make_uint4(0u, 0u, 0u, 0u), (V - m) * (int)sizeof(T));
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                if (k < m && p0 + V + k < oseg) dst[V + k] = t.e[k];
+            }
+        }
+    }
+}
+// end stage
+
 // stage: copy_wide
 // Ceiling references: a plain copy of the same matrix with W-byte accesses (W = sizeof(Word)),
 // U accesses per thread issued back to back, one pass (no grid-stride loop). At 4, 8 and 16

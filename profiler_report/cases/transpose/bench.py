@@ -206,7 +206,7 @@ def bench_size(case: Case, rows: int, cols: int, dtype: str, *, repeats: int = 3
     """
     cupy = import_cupy()
     l2 = device_info()["l2_bytes"]
-    module, names = compile_module(case, dtype, options, extra=COPIES)
+    module, names = compile_module(case, dtype, options, extra=COPIES + tuple(stages or ()))
     k = Kernels(module, names, dtype, case)
     pairs = make_pairs(case, cupy, rows, cols, dtype, buffers)
     rows_out = [_memcpy_row(cupy, pairs, rows, cols, dtype, repeats, warmup, l2)]
