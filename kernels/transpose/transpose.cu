@@ -497,21 +497,11 @@ __device__ __forceinline__ uint4 shfl_chunk(uint4 v, int delta)
                       __shfl_up_sync(0xffffffffu, v.z, -delta, W), __shfl_up_sync(0xffffffffu, v.w, -delta, W));
 }
 
-template <typename T>
-__device__ __forceinline__ uint4 load_chunk(const T* __restrict__ in, long long a, long long n, bool need)
+__device__ __forceinline__ void cp_async16(uint4* smem, const void* gmem, int src_bytes)
 {
-    // The aligned chunk of elements [a, a + V): one 16-byte load inside the array, else the
-    // elements that exist one by one (the first and last chunk when the base or the size is odd).
-    constexpr int V = 16 / sizeof(T);
-    union { uint4 u; T e[V]; } c;
-    c.u = make_uint4(0u, 0u, 0u, 0u);
-    if (!need) return c.u;
-    if (a >= 0 && a + V <= n) return *reinterpret_cast<const uint4*>(in + a);
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-        if (a + k >= 0 && a + k < n) c.e[k] = in[a + k];
-    }
-    return c.u;
+    // 16 bytes global -> shared without a register (sm_80+); bytes past src_bytes are zero-filled.
+    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_bytes));
 }
 
 template <typename T, int TRC = 16, int TCC = 16, int NT = 256>
@@ -524,30 +514,73 @@ __global__ void __launch_bounds__(NT) transpose_vec_peeled(const T* __restrict__
     union Chunk { uint4 u; T e[V]; };
     extern __shared__ uint4 smem[];
     uint4 (*tile)[TRC] = reinterpret_cast<uint4 (*)[TRC]>(smem);
+    // The chunk after each input row segment (TRC * V rows), fetched by the row's last lane with
+    // cp.async: it needs no registers while in flight.
+    __shared__ uint4 extra[TRC * V];
     const int tiles_r = (rows + TRC * V - 1) / (TRC * V);
     const int r0 = (blockIdx.x % tiles_r) * TRC * V, c0 = (blockIdx.x / tiles_r) * TCC * V;
     const long long n = (long long)rows * cols;
+    // Elements of the arrays' first 16-byte chunk before their base (0 for cupy's allocations).
+    const int b_in = (int)((reinterpret_cast<size_t>(in) & 15) / sizeof(T));
+    const int b_out = (int)((reinterpret_cast<size_t>(out) & 15) / sizeof(T));
     const int ch = threadIdx.x % TCC;
     const int seg = min(TCC * V, cols - c0);  // elements of each row segment inside the matrix
+    // Phase 1, every load in flight at once: the aligned chunk of each row that starts at or before
+    // this lane's logical chunk, and for the last lane of a row the chunk after it. Row r's offset
+    // m = (b_in + r * cols + c0) % V depends on r only through i = r % V (r0, c0 and V * rg are
+    // multiples of V), so it is the same in every block: branches on it are uniform.
+    uint4 lo[P][V];
+    bool part = false;  // a chunk that runs past the array's ends: loaded element by element below
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+        const int rg = threadIdx.x / TCC + (NT / TCC) * p;
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            const int r = r0 + V * rg + i, m = (b_in + i * cols) & (V - 1);
+            const long long e0 = (long long)r * cols + c0, a = e0 - m + (long long)V * ch;
+            const bool need_lo = r < rows && a < e0 + seg, full_lo = need_lo && a >= 0 && a + V <= n;
+            lo[p][i] = full_lo ? *reinterpret_cast<const uint4*>(in + a) : make_uint4(0u, 0u, 0u, 0u);
+            part |= need_lo && !full_lo;
+            if (ch == TCC - 1 && m != 0) {
+                const long long left = r < rows && a + V < e0 + seg ? n - (a + V) : 0;
+                cp_async16(&extra[V * rg + i], left > 0 ? in + a + V : in,
+                           (int)(min(left, (long long)V) * (long long)sizeof(T)));
+            }
+        }
+    }
+    asm volatile("cp.async.commit_group;\n" ::);
+    if (part) {
+#pragma unroll
+        for (int p = 0; p < P; ++p) {
+            const int rg = threadIdx.x / TCC + (NT / TCC) * p;
+#pragma unroll
+            for (int i = 0; i < V; ++i) {
+                const int r = r0 + V * rg + i, m = (b_in + i * cols) & (V - 1);
+                const long long a = (long long)r * cols + c0 - m + (long long)V * ch;
+                Chunk l;
+                l.u = lo[p][i];
+#pragma unroll
+                for (int k = 0; k < V; ++k) {
+                    if (r < rows && a + k >= 0 && a + k < n) l.e[k] = in[a + k];
+                }
+                lo[p][i] = l.u;
+            }
+        }
+    }
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    // Phase 2: each lane's logical chunk, m elements into its aligned chunk and the next one.
     Chunk in_c[P][V];
 #pragma unroll
     for (int p = 0; p < P; ++p) {
         const int rg = threadIdx.x / TCC + (NT / TCC) * p;
 #pragma unroll
         for (int i = 0; i < V; ++i) {
-            const int r = r0 + V * rg + i;
-            const long long e0 = (long long)r * cols + c0;
-            const int m = (int)((reinterpret_cast<size_t>(in + e0) & 15) / sizeof(T));
-            const long long a = e0 - m + (long long)V * ch;
-            const uint4 lo = load_chunk(in, a, n, r < rows && a < e0 + seg);
-            // m depends on r only through r % V, and a warp's rows differ by multiples of V: the
-            // branch is uniform across the warp, as the shuffle needs.
-            if (m == 0) {
-                in_c[p][i].u = lo;
-            } else {
-                uint4 hi = shfl_chunk<TCC>(lo, 1);
-                if (ch == TCC - 1) hi = load_chunk(in, a + V, n, r < rows && a + V < e0 + seg);
-                in_c[p][i].u = shift_chunk(lo, hi, m * (int)sizeof(T));
+            const int m = (b_in + i * cols) & (V - 1);
+            in_c[p][i].u = lo[p][i];
+            if (m != 0) {
+                uint4 h = shfl_chunk<TCC>(lo[p][i], 1);
+                if (ch == TCC - 1) h = extra[V * rg + i];
+                in_c[p][i].u = shift_chunk(lo[p][i], h, m * (int)sizeof(T));
             }
         }
     }
@@ -565,27 +598,31 @@ __global__ void __launch_bounds__(NT) transpose_vec_peeled(const T* __restrict__
     __syncthreads();
     const int oc = threadIdx.x % TRC;
     const int oseg = min(TRC * V, rows - r0);  // elements of each output row segment inside the matrix
-    // Output rows of one warp start at different offsets unless rows % V == 0: then none shifts.
-    const bool out_aligned = rows % V == 0 && (reinterpret_cast<size_t>(out) & 15) == 0;
+    // Output rows of one warp start at different offsets, m = (b_out + gr * rows + r0) % V, unless
+    // rows % V == 0: then no output chunk shifts.
+    const bool out_aligned = rows % V == 0 && b_out == 0;
+    uint4 o[P * V];
 #pragma unroll
     for (int q = 0; q < P * V; ++q) {
         const int orow = threadIdx.x / TRC + (NT / TRC) * q;
-        Chunk o;
-        o.u = tile[orow][oc ^ ((orow / V) & 7)];
+        o[q] = tile[orow][oc ^ ((orow / V) & 7)];
+    }
+#pragma unroll
+    for (int q = 0; q < P * V; ++q) {
+        const int orow = threadIdx.x / TRC + (NT / TRC) * q;
         const int gr = c0 + orow;
-        const long long f0 = (long long)gr * rows + r0;
-        const int m = (int)((reinterpret_cast<size_t>(out + f0) & 15) / sizeof(T));
+        const int m = out_aligned ? 0 : (b_out + orow * rows) & (V - 1);
         // Aligned output chunk oc holds the last m elements of logical chunk oc - 1, then the
         // first V - m of chunk oc: it starts at segment position V * oc - m.
         Chunk w;
-        w.u = o.u;
+        w.u = o[q];
         if (!out_aligned) {
-            const uint4 prev = shfl_chunk<TRC>(o.u, -1);
-            if (m != 0) w.u = shift_chunk(prev, o.u, (V - m) * (int)sizeof(T));
+            const uint4 prev = shfl_chunk<TRC>(o[q], -1);
+            if (m != 0) w.u = shift_chunk(prev, o[q], (V - m) * (int)sizeof(T));
         }
         if (gr >= cols) continue;
         const int p0 = V * oc - m;
-        T* dst = out + f0 + p0;
+        T* dst = out + (long long)gr * rows + r0 + p0;
         if (p0 >= 0 && p0 + V <= oseg) {
             *reinterpret_cast<uint4*>(dst) = w.u;
         } else {
@@ -597,7 +634,7 @@ __global__ void __launch_bounds__(NT) transpose_vec_peeled(const T* __restrict__
         if (oc == TRC - 1 && m != 0) {
             // The tail: the last m elements of the segment, in the chunk the next tile shares.
             Chunk t;
-            t.u = shift_chunk(o.u, make_uint4(0u, 0u, 0u, 0u), (V - m) * (int)sizeof(T));
+            t.u = shift_chunk(o[q], make_uint4(0u, 0u, 0u, 0u), (V - m) * (int)sizeof(T));
 #pragma unroll
             for (int k = 0; k < V; ++k) {
                 if (k < m && p0 + V + k < oseg) dst[V + k] = t.e[k];
