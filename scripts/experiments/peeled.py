@@ -31,6 +31,8 @@ def main() -> None:
         cfgs = [c for c in CONFIGS if c[0] * c[1] * v * 16 <= bench.MAX_DYNAMIC_SMEM]
         stages = [tuned] + [replace(peeled, id=f"vec_peeled [{a},{b},{t}]", targs=(str(a), str(b), str(t)))
                             for a, b, t in cfgs]
+        stages += [replace(peeled, id=f"vec_peeled_mb [{a},{b},{t}]", kernel="transpose_vec_peeled_mb",
+                           targs=(str(a), str(b), str(t))) for a, b, t in cfgs if v <= 4 and a * b == t]
         for r, c in CHECK:
             got = bench.bench_size(case, r, c, dtype, repeats=20, warmup=1, buffers=1, with_peers=False, stages=stages)
             bad = [x.name for x in got if x.note.startswith("WRONG")]
