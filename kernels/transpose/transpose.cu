@@ -511,147 +511,53 @@ __device__ __forceinline__ void st_global16(void* p, uint4 v)
     asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
 }
 
-template <typename T, int TRC = 16, int TCC = 16, int NT = 256>
-__global__ void __launch_bounds__(NT) transpose_vec_peeled(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+__device__ __forceinline__ unsigned word_at(uint4 v, int i)
 {
-    constexpr int V = 16 / sizeof(T);
-    constexpr int P = TRC * TCC / NT;
-    static_assert(P >= 1 && TRC % 8 == 0 && TCC % 8 == 0 && TRC <= 32 && TCC <= 32 && NT % TCC == 0 &&
-                  NT % TRC == 0, "tile shape");
-    union Chunk { uint4 u; T e[V]; };
-    extern __shared__ uint4 smem[];
-    uint4 (*tile)[TRC] = reinterpret_cast<uint4 (*)[TRC]>(smem);
-    // The chunk after each input row segment (TRC * V rows), fetched by the row's last lane with
-    // cp.async: it needs no registers while in flight.
-    __shared__ uint4 extra[TRC * V];
-    const int tiles_r = (rows + TRC * V - 1) / (TRC * V);
-    const int r0 = (blockIdx.x % tiles_r) * TRC * V, c0 = (blockIdx.x / tiles_r) * TCC * V;
-    const long long n = (long long)rows * cols;
-    // Elements of the arrays' first 16-byte chunk before their base (0 for cupy's allocations).
-    const int b_in = (int)((reinterpret_cast<size_t>(in) & 15) / sizeof(T));
-    const int b_out = (int)((reinterpret_cast<size_t>(out) & 15) / sizeof(T));
-    const int ch = threadIdx.x % TCC;
-    const int seg = min(TCC * V, cols - c0);  // elements of each row segment inside the matrix
-    // Phase 1, every load in flight at once: the aligned chunk of each row that starts at or before
-    // this lane's logical chunk, and for the last lane of a row the chunk after it. Row r's offset
-    // m = (b_in + r * cols + c0) % V depends on r only through i = r % V (r0, c0 and V * rg are
-    // multiples of V), so it is the same in every block: branches on it are uniform.
-    uint4 lo[P][V];
-    bool part = false;  // a chunk that runs past the array's ends: loaded element by element below
-#pragma unroll
-    for (int p = 0; p < P; ++p) {
-        const int rg = threadIdx.x / TCC + (NT / TCC) * p;
-#pragma unroll
-        for (int i = 0; i < V; ++i) {
-            const int r = r0 + V * rg + i, m = (b_in + i * cols) & (V - 1);
-            const long long e0 = (long long)r * cols + c0, a = e0 - m + (long long)V * ch;
-            const bool need_lo = r < rows && a < e0 + seg, full_lo = need_lo && a >= 0 && a + V <= n;
-            lo[p][i] = full_lo ? *reinterpret_cast<const uint4*>(in + a) : make_uint4(0u, 0u, 0u, 0u);
-            part |= need_lo && !full_lo;
-            if (ch == TCC - 1 && m != 0) {
-                const long long left = r < rows && a + V < e0 + seg ? n - (a + V) : 0;
-                cp_async16(&extra[V * rg + i], left > 0 ? in + a + V : in,
-                           (int)(min(left, (long long)V) * (long long)sizeof(T)));
-            }
-        }
-    }
-    asm volatile("cp.async.commit_group;\n" ::);
-    if (part) {
-#pragma unroll
-        for (int p = 0; p < P; ++p) {
-            const int rg = threadIdx.x / TCC + (NT / TCC) * p;
-#pragma unroll
-            for (int i = 0; i < V; ++i) {
-                const int r = r0 + V * rg + i, m = (b_in + i * cols) & (V - 1);
-                const long long a = (long long)r * cols + c0 - m + (long long)V * ch;
-                Chunk l;
-                l.u = lo[p][i];
-#pragma unroll
-                for (int k = 0; k < V; ++k) {
-                    if (r < rows && a + k >= 0 && a + k < n) l.e[k] = in[a + k];
-                }
-                lo[p][i] = l.u;
-            }
-        }
-    }
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
-    // Phase 2: each lane's logical chunk, m elements into its aligned chunk and the next one.
-    Chunk in_c[P][V];
-#pragma unroll
-    for (int p = 0; p < P; ++p) {
-        const int rg = threadIdx.x / TCC + (NT / TCC) * p;
-#pragma unroll
-        for (int i = 0; i < V; ++i) {
-            const int m = (b_in + i * cols) & (V - 1);
-            in_c[p][i].u = lo[p][i];
-            if (m != 0) {
-                uint4 h = shfl_chunk<TCC>(lo[p][i], 1);
-                if (ch == TCC - 1) h = extra[V * rg + i];
-                in_c[p][i].u = shift_chunk(lo[p][i], h, m * (int)sizeof(T));
-            }
-        }
-    }
-#pragma unroll
-    for (int p = 0; p < P; ++p) {
-        const int rg = threadIdx.x / TCC + (NT / TCC) * p;
-#pragma unroll
-        for (int k = 0; k < V; ++k) {
-            Chunk o;
-#pragma unroll
-            for (int i = 0; i < V; ++i) o.e[i] = in_c[p][i].e[k];
-            tile[V * ch + k][rg ^ (ch & 7)] = o.u;
-        }
-    }
-    __syncthreads();
-    const int oc = threadIdx.x % TRC;
-    const int oseg = min(TRC * V, rows - r0);  // elements of each output row segment inside the matrix
-    // Output rows of one warp start at different offsets, m = (b_out + gr * rows + r0) % V, unless
-    // rows % V == 0: then no output chunk shifts.
-    const bool out_aligned = rows % V == 0 && b_out == 0;
-    uint4 o[P * V];
-#pragma unroll
-    for (int q = 0; q < P * V; ++q) {
-        const int orow = threadIdx.x / TRC + (NT / TRC) * q;
-        o[q] = tile[orow][oc ^ ((orow / V) & 7)];
-    }
-#pragma unroll
-    for (int q = 0; q < P * V; ++q) {
-        const int orow = threadIdx.x / TRC + (NT / TRC) * q;
-        const int gr = c0 + orow;
-        const int m = out_aligned ? 0 : (b_out + orow * rows) & (V - 1);
-        // Aligned output chunk oc holds the last m elements of logical chunk oc - 1, then the
-        // first V - m of chunk oc: it starts at segment position V * oc - m.
-        Chunk w;
-        w.u = o[q];
-        if (!out_aligned) {
-            const uint4 prev = shfl_chunk<TRC>(o[q], -1);
-            if (m != 0) w.u = shift_chunk(prev, o[q], (V - m) * (int)sizeof(T));
-        }
-        if (gr >= cols) continue;
-        const int p0 = V * oc - m;
-        T* dst = out + (long long)gr * rows + r0 + p0;
-        if (p0 >= 0 && p0 + V <= oseg) {
-            st_global16(dst, w.u);
-        } else {
-#pragma unroll
-            for (int k = 0; k < V; ++k) {
-                if (p0 + k >= 0 && p0 + k < oseg) dst[k] = w.e[k];
-            }
-        }
-        if (oc == TRC - 1 && m != 0) {
-            // The tail: the last m elements of the segment, in the chunk the next tile shares.
-            Chunk t;
-            t.u = shift_chunk(o[q], make_uint4(0u, 0u, 0u, 0u), (V - m) * (int)sizeof(T));
-#pragma unroll
-            for (int k = 0; k < V; ++k) {
-                if (k < m && p0 + V + k < oseg) dst[V + k] = t.e[k];
-            }
-        }
-    }
+    return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
-// EXPERIMENT (min blocks per SM)
+
+__device__ __forceinline__ void st_global_bytes(char* p, uint4 v, int lo, int hi)
+{
+    // Bytes [lo, hi) of the 16-byte chunk v to the aligned chunk at p (lo == 0 or hi == 16, both
+    // even): at most three naturally aligned 2-, 4- and 8-byte stores instead of one per element.
+    int pos = lo;
+    if ((pos & 2) && pos + 2 <= hi) {
+        *reinterpret_cast<unsigned short*>(p + pos) = (unsigned short)(word_at(v, pos >> 2) >> 16);
+        pos += 2;
+    }
+    if ((pos & 4) && pos + 4 <= hi) {
+        *reinterpret_cast<unsigned*>(p + pos) = word_at(v, pos >> 2);
+        pos += 4;
+    }
+    if ((pos & 8) && pos + 8 <= hi) {
+        *reinterpret_cast<uint2*>(p + pos) = make_uint2(v.z, v.w);
+        pos += 8;
+    }
+    if (pos + 8 <= hi) {
+        *reinterpret_cast<uint2*>(p + pos) = make_uint2(v.x, v.y);
+        pos += 8;
+    }
+    if (pos + 4 <= hi) {
+        *reinterpret_cast<unsigned*>(p + pos) = word_at(v, pos >> 2);
+        pos += 4;
+    }
+    if (pos + 2 <= hi) *reinterpret_cast<unsigned short*>(p + pos) = (unsigned short)word_at(v, pos >> 2);
+}
+
+// Blocks per SM the register allocation must allow: one micro-block per thread of 4-byte
+// elements fits in 40 registers, and the extra resident blocks keep more loads in flight.
+#ifndef PEELED_F16_THREADS
+#define PEELED_F16_THREADS 0
+#endif
+template <typename T, int TRC, int TCC, int NT>
+constexpr int peeled_min_blocks()
+{
+    return sizeof(T) == 4 && TRC * TCC == NT ? 1536 / NT
+         : sizeof(T) == 2 && TRC * TCC == NT && PEELED_F16_THREADS ? PEELED_F16_THREADS / NT : 1;
+}
+
 template <typename T, int TRC = 16, int TCC = 16, int NT = 256>
-__global__ void __launch_bounds__(NT, (sizeof(T) >= 4 && TRC * TCC == NT) ? 1536 / NT : 1) transpose_vec_peeled_mb(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+__global__ void __launch_bounds__(NT, (peeled_min_blocks<T, TRC, TCC, NT>())) transpose_vec_peeled(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
 {
     constexpr int V = 16 / sizeof(T);
     constexpr int P = TRC * TCC / NT;
@@ -747,43 +653,47 @@ __global__ void __launch_bounds__(NT, (sizeof(T) >= 4 && TRC * TCC == NT) ? 1536
     // Output rows of one warp start at different offsets, m = (b_out + gr * rows + r0) % V, unless
     // rows % V == 0: then no output chunk shifts.
     const bool out_aligned = rows % V == 0 && b_out == 0;
-    uint4 o[P * V];
 #pragma unroll
     for (int q = 0; q < P * V; ++q) {
         const int orow = threadIdx.x / TRC + (NT / TRC) * q;
-        o[q] = tile[orow][oc ^ ((orow / V) & 7)];
-    }
-#pragma unroll
-    for (int q = 0; q < P * V; ++q) {
-        const int orow = threadIdx.x / TRC + (NT / TRC) * q;
+        const uint4 oq = tile[orow][oc ^ ((orow / V) & 7)];
         const int gr = c0 + orow;
         const int m = out_aligned ? 0 : (b_out + orow * rows) & (V - 1);
         // Aligned output chunk oc holds the last m elements of logical chunk oc - 1, then the
         // first V - m of chunk oc: it starts at segment position V * oc - m.
         Chunk w;
-        w.u = o[q];
+        w.u = oq;
         if (!out_aligned) {
-            const uint4 prev = shfl_chunk<TRC>(o[q], -1);
-            if (m != 0) w.u = shift_chunk(prev, o[q], (V - m) * (int)sizeof(T));
+            const uint4 prev = shfl_chunk<TRC>(oq, -1);
+            if (m != 0) w.u = shift_chunk(prev, oq, (V - m) * (int)sizeof(T));
         }
         if (gr >= cols) continue;
         const int p0 = V * oc - m;
         T* dst = out + (long long)gr * rows + r0 + p0;
-        if (p0 >= 0 && p0 + V <= oseg) {
-            st_global16(dst, w.u);
+        if (oseg == TRC * V) {
+            // Inside the matrix: every lane but the first writes its aligned chunk whole; the head
+            // (first lane) and the tail (last lane, the chunk after its own) hold elements of this
+            // tile and of the next one, and only this tile's bytes are written.
+            if (p0 >= 0) st_global16(dst, w.u);
+            if (m != 0 && (oc == 0 || oc == TRC - 1)) {
+                const bool head = oc == 0;
+                const uint4 t = head ? w.u : shift_chunk(oq, make_uint4(0u, 0u, 0u, 0u), (V - m) * (int)sizeof(T));
+                const int mb = m * (int)sizeof(T);
+                st_global_bytes(reinterpret_cast<char*>(head ? dst : dst + V), t, head ? mb : 0, head ? 16 : mb);
+            }
         } else {
+            // The last tile of the output rows: element stores, masked by the matrix's edge.
 #pragma unroll
             for (int k = 0; k < V; ++k) {
                 if (p0 + k >= 0 && p0 + k < oseg) dst[k] = w.e[k];
             }
-        }
-        if (oc == TRC - 1 && m != 0) {
-            // The tail: the last m elements of the segment, in the chunk the next tile shares.
-            Chunk t;
-            t.u = shift_chunk(o[q], make_uint4(0u, 0u, 0u, 0u), (V - m) * (int)sizeof(T));
+            if (oc == TRC - 1 && m != 0) {
+                Chunk t;
+                t.u = shift_chunk(oq, make_uint4(0u, 0u, 0u, 0u), (V - m) * (int)sizeof(T));
 #pragma unroll
-            for (int k = 0; k < V; ++k) {
-                if (k < m && p0 + V + k < oseg) dst[V + k] = t.e[k];
+                for (int k = 0; k < V; ++k) {
+                    if (k < m && p0 + V + k < oseg) dst[V + k] = t.e[k];
+                }
             }
         }
     }

@@ -31,8 +31,6 @@ def main() -> None:
         cfgs = [c for c in CONFIGS if c[0] * c[1] * v * 16 <= bench.MAX_DYNAMIC_SMEM]
         stages = [tuned] + [replace(peeled, id=f"vec_peeled [{a},{b},{t}]", targs=(str(a), str(b), str(t)))
                             for a, b, t in cfgs]
-        stages += [replace(peeled, id=f"vec_peeled_mb [{a},{b},{t}]", kernel="transpose_vec_peeled_mb",
-                           targs=(str(a), str(b), str(t))) for a, b, t in cfgs if v <= 4 and a * b == t]
         for r, c in CHECK:
             got = bench.bench_size(case, r, c, dtype, repeats=20, warmup=1, buffers=1, with_peers=False, stages=stages)
             bad = [x.name for x in got if x.note.startswith("WRONG")]
@@ -41,11 +39,17 @@ def main() -> None:
         for r, c in TIMED[:3] if quick else TIMED:
             peers = (r, c) in ((8191, 8193), (16384, 16384))
             got = bench.bench_size(case, r, c, dtype, repeats=30, with_peers=peers, stages=stages)
+            if dtype == "float16":
+                got += [x for x in bench.bench_size(case, r, c, dtype, repeats=30, with_peers=False, stages=stages[1:],
+                                                    options=("-DPEELED_F16_THREADS=1024",), suffix=" mb")
+                        if x.kind == "stage"]
             rows += [asdict(x) for x in got]
             best = max((x for x in got if x.kind == "stage" and x.gbps == x.gbps), key=lambda x: x.gbps)
             pk = [x for x in got if x.kind == "peer" and x.gbps == x.gbps]
             bp = max(pk, key=lambda x: x.gbps) if pk else None
             tn = next(x for x in got if x.name == "vec_tuned")
+            for x in got:
+                x.pct_of_memcpy = 100 * x.gbps / got[0].gbps
             print(f"{r}x{c} {dtype}: vec_tuned {tn.pct_of_memcpy:.1f}%  best {best.name} {best.pct_of_memcpy:.1f}%"
                   + (f"  peer {bp.name} {bp.pct_of_memcpy:.1f}%" if bp else ""), flush=True)
             for x in got:
