@@ -10,9 +10,9 @@ from profiler_report.cases.transpose.bench import COPIES
 from profiler_report.live.gpu import import_cupy
 from profiler_report.live.kernels import Kernels, compile_module
 
-RUNS = (("vec_tuned", (16, 16, 256), 8192, 8192), ("vec_tuned", (16, 16, 256), 8191, 8193),
-        ("vec_peeled", (16, 16, 256), 8192, 8192), ("vec_peeled", (16, 16, 256), 8191, 8193),
-        ("vec_peeled", (32, 8, 256), 8191, 8193), ("copy 16B x1", None, 8191, 8193))
+RUNS = (("vec_tuned", (16, 16, 256), 8192, 8192), ("vec_peeled", (32, 16, 512), 8192, 8192),
+        ("vec_peeled", (32, 16, 512), 8191, 8193), ("vec_peeled", (16, 16, 256), 8191, 8193),
+        ("copy 16B x1", None, 8191, 8193))
 
 
 def main() -> None:
