@@ -467,22 +467,41 @@ __global__ void __launch_bounds__(NT) transpose_vec_tuned(const T* __restrict__ 
 
 // stage: vec_peeled
 // The chunk at element e of a row-major array is 16-byte aligned only when e is a multiple of V
-// (and the array's base is aligned); with rows or cols not a multiple of V each row starts at its
-// own offset m = (address / sizeof(T)) % V. Every access stays 16 bytes wide: a row segment is
-// read as the aligned chunks that cover it, the V elements of each logical chunk are taken from a
-// chunk and its right neighbour (a warp shuffle, then a funnel shift by m elements, uniform per
-// row), and the output side does the same in reverse; only the head and tail chunk of each output
-// row segment, which the neighbouring tile shares, are written element by element (masked).
-__device__ __forceinline__ uint4 shift_chunk(uint4 lo, uint4 hi, int bytes)
+// (the arrays' bases are 16-byte aligned); with rows or cols not a multiple of V, row r starts at
+// its own offset m = (r * cols) % V. Every access stays 16 bytes wide: a row segment is read as the
+// aligned chunks that cover it, and the V elements of each logical chunk are taken from a chunk
+// and its right neighbour (a warp shuffle, then a shift by m elements); the output side does the
+// same in reverse and writes aligned chunks, peeling only the head and tail chunk of each output
+// row segment, which the neighbouring tile shares (at most three 2-, 4- or 8-byte stores each).
+// Input offsets depend on the row only through r % V, so the kernel dispatches once on cols % V
+// to a body where they are constants; a warp owns one output row at a time (TRC = 32), so each
+// output offset is uniform across the warp and its shift is a uniform branch to a constant one.
+template <int BYTES>
+__device__ __forceinline__ uint4 shift_bytes(uint4 lo, uint4 hi)
 {
-    // The 16 bytes that start `bytes` (0..15, a multiple of sizeof(T)) into the 32 bytes lo:hi.
+    // The 16 bytes that start BYTES (0..15, even) into the 32 bytes lo:hi.
     const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-    const int q = bytes >> 2, b = (bytes & 3) * 8;
-    unsigned x[5];
-#pragma unroll
-    for (int k = 0; k < 5; ++k) x[k] = q == 0 ? w[k] : q == 1 ? w[k + 1] : q == 2 ? w[k + 2] : w[k + 3];
-    return make_uint4(__funnelshift_r(x[0], x[1], b), __funnelshift_r(x[1], x[2], b),
-                      __funnelshift_r(x[2], x[3], b), __funnelshift_r(x[3], x[4], b));
+    constexpr int q = BYTES / 4, b = (BYTES % 4) * 8;
+    if constexpr (b == 0) return make_uint4(w[q], w[q + 1], w[q + 2], w[q + 3]);
+    else return make_uint4(__funnelshift_r(w[q], w[q + 1], b), __funnelshift_r(w[q + 1], w[q + 2], b),
+                           __funnelshift_r(w[q + 2], w[q + 3], b), __funnelshift_r(w[q + 3], w[q + 4], b));
+}
+
+template <typename T>
+__device__ __forceinline__ uint4 shift_elems(uint4 lo, uint4 hi, int m)
+{
+    // shift_bytes by m elements, m uniform across the warp (a branch, not a select per word).
+    constexpr int S = sizeof(T);
+    switch (m) {
+    case 1: return shift_bytes<(1 * S) % 16>(lo, hi);
+    case 2: return shift_bytes<(2 * S) % 16>(lo, hi);
+    case 3: return shift_bytes<(3 * S) % 16>(lo, hi);
+    case 4: return shift_bytes<(4 * S) % 16>(lo, hi);
+    case 5: return shift_bytes<(5 * S) % 16>(lo, hi);
+    case 6: return shift_bytes<(6 * S) % 16>(lo, hi);
+    case 7: return shift_bytes<(7 * S) % 16>(lo, hi);
+    default: return lo;
+    }
 }
 
 template <int W>
@@ -544,57 +563,37 @@ __device__ __forceinline__ void st_global_bytes(char* p, uint4 v, int lo, int hi
     if (pos + 2 <= hi) *reinterpret_cast<unsigned short*>(p + pos) = (unsigned short)word_at(v, pos >> 2);
 }
 
-// Blocks per SM the register allocation must allow: one micro-block per thread of 4-byte
-// elements fits in 40 registers, and the extra resident blocks keep more loads in flight.
-#ifndef PEELED_F16_THREADS
-#define PEELED_F16_THREADS 0
-#endif
-template <typename T, int TRC, int TCC, int NT>
-constexpr int peeled_min_blocks()
-{
-    return sizeof(T) == 4 && TRC * TCC == NT ? 1536 / NT
-         : sizeof(T) == 2 && TRC * TCC == NT && PEELED_F16_THREADS ? PEELED_F16_THREADS / NT : 1;
-}
-
-template <typename T, int TRC = 16, int TCC = 16, int NT = 256>
-__global__ void __launch_bounds__(NT, (peeled_min_blocks<T, TRC, TCC, NT>())) transpose_vec_peeled(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+template <typename T, int TRC, int TCC, int NT, int CM>
+__device__ __forceinline__ void peeled_tile(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
+                                            uint4 (*tile)[TRC], uint4* extra)
 {
     constexpr int V = 16 / sizeof(T);
     constexpr int P = TRC * TCC / NT;
-    static_assert(P >= 1 && TRC % 8 == 0 && TCC % 8 == 0 && TRC <= 32 && TCC <= 32 && NT % TCC == 0 &&
-                  NT % TRC == 0, "tile shape");
     union Chunk { uint4 u; T e[V]; };
-    extern __shared__ uint4 smem[];
-    uint4 (*tile)[TRC] = reinterpret_cast<uint4 (*)[TRC]>(smem);
-    // The chunk after each input row segment (TRC * V rows), fetched by the row's last lane with
-    // cp.async: it needs no registers while in flight.
-    __shared__ uint4 extra[TRC * V];
     const int tiles_r = (rows + TRC * V - 1) / (TRC * V);
     const int r0 = (blockIdx.x % tiles_r) * TRC * V, c0 = (blockIdx.x / tiles_r) * TCC * V;
     const long long n = (long long)rows * cols;
-    // Elements of the arrays' first 16-byte chunk before their base (0 for cupy's allocations).
-    const int b_in = (int)((reinterpret_cast<size_t>(in) & 15) / sizeof(T));
-    const int b_out = (int)((reinterpret_cast<size_t>(out) & 15) / sizeof(T));
     const int ch = threadIdx.x % TCC;
     const int seg = min(TCC * V, cols - c0);  // elements of each row segment inside the matrix
-    // Phase 1, every load in flight at once: the aligned chunk of each row that starts at or before
-    // this lane's logical chunk, and for the last lane of a row the chunk after it. Row r's offset
-    // m = (b_in + r * cols + c0) % V depends on r only through i = r % V (r0, c0 and V * rg are
-    // multiples of V), so it is the same in every block: branches on it are uniform.
+    // Phase 1, every load in flight at once: for each row the aligned chunk that starts at or
+    // before this lane's logical chunk, and for the row's last lane the chunk after it (cp.async:
+    // no register while in flight). Row r = r0 + V * rg + i has offset m = (i * CM) % V.
     uint4 lo[P][V];
-    bool part = false;  // a chunk that runs past the array's ends: loaded element by element below
+    bool part = false;  // a chunk that runs past the array's end: loaded element by element below
 #pragma unroll
     for (int p = 0; p < P; ++p) {
         const int rg = threadIdx.x / TCC + (NT / TCC) * p;
+        const long long row0 = (long long)(r0 + V * rg) * cols + c0;
 #pragma unroll
         for (int i = 0; i < V; ++i) {
-            const int r = r0 + V * rg + i, m = (b_in + i * cols) & (V - 1);
-            const long long e0 = (long long)r * cols + c0, a = e0 - m + (long long)V * ch;
-            const bool need_lo = r < rows && a < e0 + seg, full_lo = need_lo && a >= 0 && a + V <= n;
-            lo[p][i] = full_lo ? *reinterpret_cast<const uint4*>(in + a) : make_uint4(0u, 0u, 0u, 0u);
-            part |= need_lo && !full_lo;
-            if (ch == TCC - 1 && m != 0) {
-                const long long left = r < rows && a + V < e0 + seg ? n - (a + V) : 0;
+            const int m = (i * CM) % V;
+            const int r = r0 + V * rg + i;
+            const long long e0 = row0 + (long long)i * cols, a = e0 - m + V * ch;
+            const bool need = r < rows && V * ch - m < seg, full = need && a + V <= n;
+            lo[p][i] = full ? *reinterpret_cast<const uint4*>(in + a) : make_uint4(0u, 0u, 0u, 0u);
+            part |= need && !full;
+            if (m != 0 && ch == TCC - 1) {
+                const long long left = r < rows && V * ch - m + V < seg ? n - (a + V) : 0;
                 cp_async16(&extra[V * rg + i], left > 0 ? in + a + V : in,
                            (int)(min(left, (long long)V) * (long long)sizeof(T)));
             }
@@ -607,77 +606,67 @@ __global__ void __launch_bounds__(NT, (peeled_min_blocks<T, TRC, TCC, NT>())) tr
             const int rg = threadIdx.x / TCC + (NT / TCC) * p;
 #pragma unroll
             for (int i = 0; i < V; ++i) {
-                const int r = r0 + V * rg + i, m = (b_in + i * cols) & (V - 1);
-                const long long a = (long long)r * cols + c0 - m + (long long)V * ch;
+                const int r = r0 + V * rg + i, m = (i * CM) % V;
+                const long long a = (long long)r * cols + c0 - m + V * ch;
                 Chunk l;
                 l.u = lo[p][i];
 #pragma unroll
                 for (int k = 0; k < V; ++k) {
-                    if (r < rows && a + k >= 0 && a + k < n) l.e[k] = in[a + k];
+                    if (r < rows && a + k < n) l.e[k] = in[a + k];
                 }
                 lo[p][i] = l.u;
             }
         }
     }
     asm volatile("cp.async.wait_all;\n" ::: "memory");
-    // Phase 2: each lane's logical chunk, m elements into its aligned chunk and the next one.
-    Chunk in_c[P][V];
+    // Phase 2: each lane's logical chunk, m elements into its aligned chunk and the next one; then
+    // the V x V transpose in registers into the swizzled tile (kept in the output layout).
 #pragma unroll
     for (int p = 0; p < P; ++p) {
         const int rg = threadIdx.x / TCC + (NT / TCC) * p;
+        Chunk in_c[V];
 #pragma unroll
         for (int i = 0; i < V; ++i) {
-            const int m = (b_in + i * cols) & (V - 1);
-            in_c[p][i].u = lo[p][i];
-            if (m != 0) {
+            in_c[i].u = lo[p][i];
+            if ((i * CM) % V != 0) {
                 uint4 h = shfl_chunk<TCC>(lo[p][i], 1);
                 if (ch == TCC - 1) h = extra[V * rg + i];
-                in_c[p][i].u = shift_chunk(lo[p][i], h, m * (int)sizeof(T));
+                in_c[i].u = shift_elems<T>(lo[p][i], h, (i * CM) % V);
             }
         }
-    }
-#pragma unroll
-    for (int p = 0; p < P; ++p) {
-        const int rg = threadIdx.x / TCC + (NT / TCC) * p;
 #pragma unroll
         for (int k = 0; k < V; ++k) {
             Chunk o;
 #pragma unroll
-            for (int i = 0; i < V; ++i) o.e[i] = in_c[p][i].e[k];
+            for (int i = 0; i < V; ++i) o.e[i] = in_c[i].e[k];
             tile[V * ch + k][rg ^ (ch & 7)] = o.u;
         }
     }
     __syncthreads();
     const int oc = threadIdx.x % TRC;
     const int oseg = min(TRC * V, rows - r0);  // elements of each output row segment inside the matrix
-    // Output rows of one warp start at different offsets, m = (b_out + gr * rows + r0) % V, unless
-    // rows % V == 0: then no output chunk shifts.
-    const bool out_aligned = rows % V == 0 && b_out == 0;
+    const int rm = rows % V;
 #pragma unroll
     for (int q = 0; q < P * V; ++q) {
         const int orow = threadIdx.x / TRC + (NT / TRC) * q;
         const uint4 oq = tile[orow][oc ^ ((orow / V) & 7)];
         const int gr = c0 + orow;
-        const int m = out_aligned ? 0 : (b_out + orow * rows) & (V - 1);
-        // Aligned output chunk oc holds the last m elements of logical chunk oc - 1, then the
-        // first V - m of chunk oc: it starts at segment position V * oc - m.
+        // Output row gr starts at offset m = (gr * rows) % V, the same for the whole warp: aligned
+        // chunk oc holds the last m elements of logical chunk oc - 1, then the first V - m of chunk oc.
+        const int m = (orow * rm) % V;
         Chunk w;
         w.u = oq;
-        if (!out_aligned) {
-            const uint4 prev = shfl_chunk<TRC>(oq, -1);
-            if (m != 0) w.u = shift_chunk(prev, oq, (V - m) * (int)sizeof(T));
-        }
+        if (m != 0) w.u = shift_elems<T>(shfl_chunk<TRC>(oq, -1), oq, V - m);
         if (gr >= cols) continue;
         const int p0 = V * oc - m;
         T* dst = out + (long long)gr * rows + r0 + p0;
         if (oseg == TRC * V) {
-            // Inside the matrix: every lane but the first writes its aligned chunk whole; the head
-            // (first lane) and the tail (last lane, the chunk after its own) hold elements of this
-            // tile and of the next one, and only this tile's bytes are written.
             if (p0 >= 0) st_global16(dst, w.u);
             if (m != 0 && (oc == 0 || oc == TRC - 1)) {
+                // The head (first lane) and the tail (last lane: the chunk after its own) hold
+                // elements of this tile and of the next one: only this tile's bytes are written.
                 const bool head = oc == 0;
-                const uint4 t = head ? w.u : shift_chunk(oq, make_uint4(0u, 0u, 0u, 0u), (V - m) * (int)sizeof(T));
+                const uint4 t = head ? w.u : shift_elems<T>(oq, make_uint4(0u, 0u, 0u, 0u), V - m);
                 const int mb = m * (int)sizeof(T);
                 st_global_bytes(reinterpret_cast<char*>(head ? dst : dst + V), t, head ? mb : 0, head ? 16 : mb);
             }
@@ -689,13 +678,56 @@ __global__ void __launch_bounds__(NT, (peeled_min_blocks<T, TRC, TCC, NT>())) tr
             }
             if (oc == TRC - 1 && m != 0) {
                 Chunk t;
-                t.u = shift_chunk(oq, make_uint4(0u, 0u, 0u, 0u), (V - m) * (int)sizeof(T));
+                t.u = shift_elems<T>(oq, make_uint4(0u, 0u, 0u, 0u), V - m);
 #pragma unroll
                 for (int k = 0; k < V; ++k) {
                     if (k < m && p0 + V + k < oseg) dst[V + k] = t.e[k];
                 }
             }
         }
+    }
+}
+
+template <typename T, int TRC, int TCC, int NT>
+__device__ __forceinline__ void transpose_elements(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    // Bases not 16-byte aligned (a view into another array): the tile element by element.
+    constexpr int V = 16 / sizeof(T);
+    const int tiles_r = (rows + TRC * V - 1) / (TRC * V);
+    const int r0 = (blockIdx.x % tiles_r) * TRC * V, c0 = (blockIdx.x / tiles_r) * TCC * V;
+    for (int idx = threadIdx.x; idx < TRC * V * TCC * V; idx += NT) {
+        const int r = r0 + idx % (TRC * V), c = c0 + idx / (TRC * V);
+        if (r < rows && c < cols) out[(long long)c * rows + r] = in[(long long)r * cols + c];
+    }
+}
+
+// Blocks per SM the register allocation must allow: one micro-block per thread of 4-byte
+// elements fits in 40 registers, and the extra resident blocks keep more loads in flight.
+template <typename T, int TRC, int TCC, int NT>
+constexpr int peeled_min_blocks() { return sizeof(T) == 4 && TRC * TCC == NT ? 1536 / NT : 1; }
+
+template <typename T, int TRC = 32, int TCC = 16, int NT = 512>
+__global__ void __launch_bounds__(NT, (peeled_min_blocks<T, TRC, TCC, NT>())) transpose_vec_peeled(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    constexpr int V = 16 / sizeof(T);
+    static_assert(TRC * TCC / NT >= 1 && TRC == 32 && TCC % 8 == 0 && TCC <= 32 && NT % TCC == 0 &&
+                  (TRC * TCC) % NT == 0 && (NT / TRC) % V == 0, "tile shape");
+    extern __shared__ uint4 smem[];
+    uint4 (*tile)[TRC] = reinterpret_cast<uint4 (*)[TRC]>(smem);
+    __shared__ uint4 extra[TRC * V];
+    if (((reinterpret_cast<size_t>(in) | reinterpret_cast<size_t>(out)) & 15) != 0) {
+        transpose_elements<T, TRC, TCC, NT>(in, out, rows, cols);
+        return;
+    }
+    switch (cols % V) {
+    case 0: peeled_tile<T, TRC, TCC, NT, 0>(in, out, rows, cols, tile, extra); break;
+    case 1: peeled_tile<T, TRC, TCC, NT, 1 % V>(in, out, rows, cols, tile, extra); break;
+    case 2: peeled_tile<T, TRC, TCC, NT, 2 % V>(in, out, rows, cols, tile, extra); break;
+    case 3: peeled_tile<T, TRC, TCC, NT, 3 % V>(in, out, rows, cols, tile, extra); break;
+    case 4: peeled_tile<T, TRC, TCC, NT, 4 % V>(in, out, rows, cols, tile, extra); break;
+    case 5: peeled_tile<T, TRC, TCC, NT, 5 % V>(in, out, rows, cols, tile, extra); break;
+    case 6: peeled_tile<T, TRC, TCC, NT, 6 % V>(in, out, rows, cols, tile, extra); break;
+    default: peeled_tile<T, TRC, TCC, NT, 7 % V>(in, out, rows, cols, tile, extra); break;
     }
 }
 // end stage
