@@ -11,7 +11,7 @@ from profiler_report.live.gpu import import_cupy
 from profiler_report.live.kernels import Kernels, compile_module
 
 RUNS = (("vec_tuned", (16, 16, 256), 8192, 8192), ("vec_peeled", (32, 16, 512), 8192, 8192),
-        ("vec_peeled", (32, 16, 512), 8191, 8193), ("vec_peeled", (16, 16, 256), 8191, 8193),
+        ("vec_peeled", (32, 16, 512), 8191, 8193), ("vec_peeled", (32, 8, 256), 8191, 8193),
         ("copy 16B x1", None, 8191, 8193))
 
 
