@@ -19,6 +19,7 @@
 #   points/         every finished point so far (copy back into reports/sweep13.partial/bench.json.points/
 #                   to resume on a fresh machine)
 #   wall_s.txt      this call's wall time
+#   gpu_tests.txt   with SWEEP13_TESTS=1: the sweep's GPU tests (tests/test_gpu.py), run first
 #
 # Expected wall time on the H200: about 7-8 minutes for all 47 points in one call (the timed
 # launches are ~10 s in all; most of it is torch.compile compiling one static kernel per point,
@@ -32,6 +33,10 @@ mkdir -p "$WORK" "$OUT"
 export PROFILER_REPORT_COMMIT="${PROFILER_REPORT_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo sweep13)}"
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 start=$(date +%s)
+if [ "${SWEEP13_TESTS:-0}" = 1 ]; then  # opt-in, ~1 min: the GPU tests of this sweep first
+  python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "vec_peeled_candidate or sweep_point" \
+    2>&1 | tee "$OUT/gpu_tests.txt" | tail -n 5
+fi
 set +e
 timeout -s INT -k 30 "${SWEEP13_LIMIT_S:-520}" python3 -m profiler_report bench --out "$WORK/bench.json" \
   >"$OUT/bench.txt" 2> >(tee "$OUT/bench.err" >&2)

@@ -25,7 +25,7 @@ def main() -> None:
         stages.append(replace(base, targs=tuple(str(x) for x in cfg)) if cfg else base)
     module, names = compile_module(case, dtype, extra=tuple(stages))
     k = Kernels(module, names, dtype, case)
-    for st, (_, _, r, c) in zip(stages, RUNS):
+    for st, (_, _, r, c) in zip(stages, RUNS, strict=True):
         a = case.make_input(cupy, {"rows": r, "cols": c}, dtype, seed=1)
         out = cupy.empty((c, r), dtype=dtype)
         k.launch(st, a, out, {"rows": r, "cols": c})
