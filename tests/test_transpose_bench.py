@@ -171,3 +171,19 @@ def test_the_sweep_table_names_the_configuration_that_ran(monkeypatch):
     assert row["vs_peer"] == pytest.approx(1 / 1.06)
     assert "a peer (test value) is faster than vec_peeled" in sweep_verdicts(table)[1]
     assert "by 6.0 %" in sweep_verdicts(table)[1] and "beyond the spread" in sweep_verdicts(table)[1]
+
+
+def test_a_suspect_fastest_peer_is_named_in_the_sweep_verdicts(monkeypatch):
+    from dataclasses import asdict, replace
+
+    from profiler_report.report.tables import sweep_table, sweep_verdicts
+
+    _install(monkeypatch, TIMES, l2_bytes=0)
+    rows = bench.bench_size(CASE, 33, 65, "float32", repeats=20, warmup=1, buffers=1, with_peers=False)
+    memcpy = rows[0]
+    peer = replace(memcpy, name="a peer (test value)", kind="peer", median_us=5.0, p10_us=4.9, p90_us=5.1,
+                   gbps=memcpy.gbps * 2, note="")
+    bench.flag_faster_than_memcpy([memcpy, peer])
+    assert "SUSPECT" in peer.note
+    verdicts = sweep_verdicts(sweep_table([asdict(r) for r in [*rows, peer]]))
+    assert any("a peer (test value), is faster than memcpy" in v and "suspect" in v for v in verdicts)

@@ -104,7 +104,7 @@ def sweep_table(sweep: list[dict[str, Any]]) -> pd.DataFrame:
     at L2-resident ones; files without it: memcpy) and ``pct_of_ceiling``; where peers ran, the
     fastest peer (``best_peer``, ``peer_gbps``, ``peer_pct_of_ceiling``) and ``vs_peer`` = best
     stage GB/s / fastest peer GB/s; NaN / "" where no peer ran. p10/p90 of both (us) for the
-    spread rule."""
+    spread rule, and the fastest peer's ``peer_note`` (bench's "SUSPECT: faster than memcpy ...")."""
     frame = pd.DataFrame(sweep)
     if frame.empty:
         return frame
@@ -123,11 +123,12 @@ def sweep_table(sweep: list[dict[str, Any]]) -> pd.DataFrame:
                 "pct_of_ceiling", "p10_us", "p90_us"]].copy()
     peers = timed[timed["kind"] == "peer"]
     top = peers.loc[peers.groupby(["dtype", "size"], sort=False)["gbps"].idxmax()] if len(peers) else peers
-    top = top[["dtype", "size", "name", "gbps", "pct_of_ceiling", "p10_us", "p90_us"]].rename(
+    top = top.assign(note=top["note"] if "note" in top else "")
+    top = top[["dtype", "size", "name", "gbps", "pct_of_ceiling", "p10_us", "p90_us", "note"]].rename(
         columns={"name": "best_peer", "gbps": "peer_gbps", "pct_of_ceiling": "peer_pct_of_ceiling",
-                 "p10_us": "peer_p10_us", "p90_us": "peer_p90_us"})
+                 "p10_us": "peer_p10_us", "p90_us": "peer_p90_us", "note": "peer_note"})
     out = out.merge(top, on=["dtype", "size"], how="left")
-    out["best_peer"] = out["best_peer"].fillna("")
+    out["best_peer"], out["peer_note"] = out["best_peer"].fillna(""), out["peer_note"].fillna("")
     out["vs_peer"] = out["gbps"] / out["peer_gbps"]
     itemsize = out["dtype"].map({"float16": 2, "float32": 4, "float64": 8})
     out["bytes_moved"] = 2 * out["rows"] * out["cols"] * itemsize
@@ -153,7 +154,8 @@ def stage_label(row: Any) -> str:
 def sweep_verdicts(frame: pd.DataFrame) -> list[str]:
     """What the sweep table says in words: how many points the best stage holds against the
     fastest peer, then one sentence per point where a peer is faster (by how much, and whether
-    beyond the run-to-run spread: the peer's p90 below the stage's p10)."""
+    beyond the run-to-run spread: the peer's p90 below the stage's p10), then one per point whose
+    fastest peer bench flagged as faster than memcpy (SUSPECT)."""
     judged = frame[frame["vs_peer"].notna()] if not frame.empty else frame
     if judged.empty:
         return []
@@ -165,6 +167,9 @@ def sweep_verdicts(frame: pd.DataFrame) -> list[str]:
         spread = "beyond the spread" if slower_beyond_spread(r["p10_us"], r["peer_p90_us"]) else "within the spread"
         out.append(f"{r['size']} {r['dtype']} ({r['resident']}): {r['best_peer']} is faster than "
                    f"{stage_label(r)} by {100 * (1 / r['vs_peer'] - 1):.1f} % ({r['vs_peer']:.3f}x, {spread})")
+    out += [f"{r['size']} {r['dtype']}: the fastest peer, {r['best_peer']}, is faster than memcpy beyond the spread "
+            "at a DRAM size: its timing or output is suspect (bench's note)"
+            for _, r in judged.iterrows() if "SUSPECT" in str(r["peer_note"])]
     return out
 
 
