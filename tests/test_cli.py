@@ -92,7 +92,8 @@ def test_render_prints_where_its_time_went(tmp_path):
 
 
 def test_bench_prints_the_block_shape_verdicts_the_report_shows():
-    # `bench` and the report word the sweep's fastest-against-chosen verdict with the same code.
+    # `bench` and the report word the sweep's fastest-against-chosen verdict (and where a peer
+    # still wins) with the same code.
     import json
     from pathlib import Path
 
@@ -101,6 +102,15 @@ def test_bench_prints_the_block_shape_verdicts_the_report_shows():
 
     sweep = Path(__file__).resolve().parent.parent / "reports" / "h200" / "sweep.json"
     rows = [BenchRow(**r) for r in json.loads(sweep.read_text())["rows"]]
+    from dataclasses import asdict
+
+    from profiler_report.report.tables import sweep_table, sweep_verdicts
+
     lines = _shape_lines(rows).splitlines()
-    assert len(lines) == 4 and all(line.startswith("block-shape sweep ") and "fastest [" in line for line in lines)
-    assert _shape_lines([r for r in rows if r.kind != "shape"]) == ""
+    shape_lines = [line for line in lines if line.startswith("block-shape sweep ")]
+    assert len(shape_lines) == 4 and all("fastest [" in line for line in shape_lines)
+    # ... and the size sweep's where-a-peer-wins lines, after them.
+    sweep = [f"sweep: {v}" for v in sweep_verdicts(sweep_table([asdict(r) for r in rows]))]
+    assert sweep and lines == shape_lines + sweep
+    assert _shape_lines([r for r in rows if r.kind != "shape"]).splitlines() == sweep
+    assert _shape_lines([r for r in rows if r.kind == "shape"]).splitlines() == shape_lines

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from profiler_report.cases.manifest import load_manifest
@@ -65,3 +67,31 @@ def test_vec_tuned_template_is_the_shape_nvrtc_compiles(tmp_path):
 def test_bad_vec_tuned_template_is_one_clear_error(tmp_path, template):
     with pytest.raises(InputError, match="stage vec_tuned: template|stage vec_tuned: tile shape"):
         load_manifest(_manifest_with_template(tmp_path, template))
+
+
+def _manifest_with_peeled_template(tmp_path, template: str):
+    """stages.toml with only vec_peeled's template (the last `template =` line) replaced."""
+    from profiler_report.util.resources import resource_dir as rd
+
+    text = (rd("kernels") / "transpose" / "stages.toml").read_text()
+    block = re.search(r'\[\[stage\]\]\nid = "vec_peeled"\n.*?(?=\n\[\[stage\]\]|\Z)', text, re.S)
+    assert block, "stages.toml has no vec_peeled stage"
+    new_block, n = re.subn(r"^template = .*$", f"template = {template}", block.group(0), count=1, flags=re.M)
+    assert n == 1
+    (tmp_path / "transpose.cu").write_text((rd("kernels") / "transpose" / "transpose.cu").read_text())
+    path = tmp_path / "stages.toml"
+    path.write_text(text[:block.start()] + new_block + text[block.end():])
+    return path
+
+
+def test_vec_peeled_template_is_the_shape_nvrtc_compiles(tmp_path):
+    m = load_manifest(_manifest_with_peeled_template(tmp_path, "[32, 32, 512]"))
+    assert m.stage("vec_peeled").name_expression("float") == "transpose_vec_peeled<float,32,32,512>"
+    assert m.stage("vec_tuned").targs == load_manifest().stage("vec_tuned").targs  # only vec_peeled's changed
+
+
+@pytest.mark.parametrize("template", ["[64, 16, 512]", "[16, 64, 512]", "[12, 16, 256]"])
+def test_vec_peeled_tiles_past_32_are_one_clear_error(tmp_path, template):
+    # [64, 16, 512] is a valid vec_tuned shape; vec_peeled's realignment shuffles need <= 32.
+    with pytest.raises(InputError, match="stage vec_peeled: tile shape"):
+        load_manifest(_manifest_with_peeled_template(tmp_path, template))

@@ -151,7 +151,7 @@ REPORT = Path(__file__).parent / "data" / "h200_f32_4096" / "profile.ncu-rep"  #
 
 @pytest.mark.parametrize("report, lines, words", [
     (None, [NCU_CONNECTED, NCU_FAILED_KERNEL], "wrote no report"),  # exit 0, nothing written
-    (REPORT, [NCU_CONNECTED], "lacks stage vec_tuned"),  # the report misses a requested stage
+    (REPORT, [NCU_CONNECTED], "lacks stages vec_tuned, vec_peeled"),  # the report misses requested stages
 ])
 def test_a_partial_profile_is_exit_5_with_the_partial_folder_kept(earlier, tmp_path, monkeypatch, capsys, report,
                                                                    lines, words):
@@ -162,6 +162,7 @@ def test_a_partial_profile_is_exit_5_with_the_partial_folder_kept(earlier, tmp_p
         live_run(_cfg(ncu=str(ncu)), earlier, render=rendered.append)
     assert exc.value.exit_code == 5 and words in exc.value.message
     assert "--nvtx-include pr_transpose.vec_tuned/" in exc.value.message
+    assert "--nvtx-include pr_transpose.vec_peeled/" in exc.value.message
     assert not rendered  # no page claims counters (or their absence) for stages ncu did not profile
     assert _intact(earlier)
     partial = earlier.parent / "report.partial"

@@ -453,12 +453,15 @@ def _edits(draw):
         elif kind == "unit":
             records[1][col] = draw(_UNIT_VALUES)
             touched.append(("unit", header[col]))
-        elif kind == "insert_cell":  # the edited cell is the inserted one: nothing else may move
-            records[row].insert(col, draw(_CELL_VALUES))
-            touched.append(("cell", records[row][0], header[col]))
-        elif kind == "delete_cell":
-            del records[row][col]
-            touched.append(("cell", records[row][0], header[col]))
+        elif kind in ("insert_cell", "delete_cell"):
+            # Alone, the row is a cell long or short (refused); with a second insert or delete in
+            # the same row it has the right length again and the cells from ``col`` on have moved
+            # by one column: those cells are the edited ones.
+            if kind == "insert_cell":
+                records[row].insert(col, draw(_CELL_VALUES))
+            else:
+                del records[row][col]
+            touched += [("cell", records[row][0], name) for name in header[col:]]
         elif kind == "delete_row" and len(records) > 3:
             touched.append(("row", records[row][0]))
             del records[row]

@@ -24,11 +24,12 @@ from profiler_report.report.charts import (
     scope_ids,
     sidecar_chart_jobs,
     stall_chart_data,
+    sweep_grid,
 )
 from profiler_report.report.charts import STAGE as STAGE_COLOR
 from profiler_report.report.html import has_placeholder, render_html, write_outputs
 from profiler_report.report.page import PageInputs, build_page, code_diff_html
-from profiler_report.report.tables import bench_rows, shape_table, shape_verdicts, sweep_table
+from profiler_report.report.tables import bench_rows, shape_table, shape_verdicts, sweep_table, sweep_verdicts
 
 STAGES = ["naive", "smem", "padded", "unrolled", "vec_padded", "vec_swizzled", "vec_deep", "vec_colwalk"]
 PROV = {"mode": "recorded capture", "gpu": "NVIDIA H200", "clock_control": "none"}
@@ -270,7 +271,53 @@ def test_sweep_table_sets_the_best_stage_against_the_fastest_peer_at_each_size(h
         fastest = max(peers, key=lambda r: r["gbps"])
         assert row["best_peer"] == fastest["name"]
         assert row["vs_peer"] == pytest.approx(row["gbps"] / fastest["gbps"])
-    assert table.loc[("float32", "8192x8192"), "vs_peer"] > 0 and table["best_peer"].ne("").sum() == 4
+    with_peers = {(r["dtype"], f"{r['rows']}x{r['cols']}") for r in h200_sweep
+                  if r["kind"] == "peer" and r["gbps"] == r["gbps"]}
+    assert table.loc[("float32", "8192x8192"), "vs_peer"] > 0 and table["best_peer"].ne("").sum() == len(with_peers)
+
+
+def test_sweep_points_are_judged_against_their_own_ceiling(h200_sweep):
+    # DRAM points against memcpy of the same point; L2-resident ones against the fastest same-size
+    # copy (files recorded before rows carried it get the same rule, analysis/ceilings.py).
+    table = sweep_table(h200_sweep)
+    for _, row in table.iterrows():
+        at = [r for r in h200_sweep if r["dtype"] == row["dtype"] and f"{r['rows']}x{r['cols']}" == row["size"]
+              and "[" not in r["name"]]
+        copies = [r for r in at if r["kind"] == "ceiling" and r["gbps"] == r["gbps"]]
+        if row["resident"] == "DRAM":
+            assert row["ceiling"] == "memcpy"
+            assert row["pct_of_ceiling"] == pytest.approx(row["pct_of_memcpy"], rel=0.01)
+        else:
+            top = max(copies, key=lambda r: r["gbps"])
+            assert row["ceiling"] == f"L2 ceiling: {top['name']}"
+            assert row["pct_of_ceiling"] == pytest.approx(100 * row["gbps"] / top["gbps"])
+    l2 = table[table["resident"] == "L2"]
+    assert len(l2) and (l2["pct_of_ceiling"] <= l2["pct_of_memcpy"] + 1e-9).all()
+
+
+def test_sweep_verdicts_say_where_a_peer_still_wins_and_by_how_much(h200_sweep):
+    table = sweep_table(h200_sweep)
+    verdicts = sweep_verdicts(table)
+    judged = table[table["vs_peer"].notna()]
+    losing = judged[judged["vs_peer"] < 1]
+    assert verdicts[0].startswith(f"the best stage is at or above the fastest peer at {len(judged) - len(losing)} "
+                                  f"of {len(judged)} ")
+    assert len(verdicts) == 1 + len(losing)
+    for line, (_, r) in zip(verdicts[1:], losing.iterrows(), strict=True):
+        assert line.startswith(f"{r['size']} {r['dtype']} ") and r["best_peer"] in line
+        assert f"{100 * (1 / r['vs_peer'] - 1):.1f} %" in line and "spread" in line
+
+
+def test_sweep_heat_map_has_a_cell_per_size_and_dtype(f32_analysis, manifest, h200_sweep):
+    table = sweep_table(h200_sweep)
+    grid = sweep_grid(table, "vs_peer")
+    assert list(grid.columns) == sorted(table["dtype"].unique())
+    assert set(grid.index) == set(table["size"]) and grid.notna().sum().sum() == table["vs_peer"].notna().sum()
+    page = build(f32_analysis, PROV, manifest, sweep=h200_sweep)
+    text = render_html(page)
+    assert page.sweep_svg.startswith("<svg") and "best stage / fastest peer" in page.sweep_svg
+    assert "% of its ceiling" in page.sweep_svg and "judged against" in text
+    assert all(v in text for v in page.sweep_verdicts[:1])
 
 
 def _sigint_handler_name() -> str:

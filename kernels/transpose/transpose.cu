@@ -465,6 +465,278 @@ __global__ void __launch_bounds__(NT) transpose_vec_tuned(const T* __restrict__ 
 }
 // end stage
 
+// stage: vec_peeled
+// The chunk at element e of a row-major array is 16-byte aligned only when e is a multiple of V
+// (the arrays' bases are 16-byte aligned); with rows or cols not a multiple of V, row r starts at
+// its own offset m = (r * cols) % V. Every access stays 16 bytes wide: a row segment is read as the
+// aligned chunks that cover it, and the V elements of each logical chunk are taken from a chunk
+// and its right neighbour (a warp shuffle, then a shift by m elements); the output side does the
+// same in reverse and writes aligned chunks, peeling only the head and tail chunk of each output
+// row segment, which the neighbouring tile shares (at most three 2-, 4- or 8-byte stores each).
+// Input offsets depend on the row only through r % V, so the kernel dispatches once on cols % V
+// to a body where they are constants; a warp owns one output row at a time (TRC = 32), so each
+// output offset is uniform across the warp and its shift is a uniform branch to a constant one.
+template <int BYTES>
+__device__ __forceinline__ uint4 shift_bytes(uint4 lo, uint4 hi)
+{
+    // The 16 bytes that start BYTES (0..15, even) into the 32 bytes lo:hi.
+    const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+    constexpr int q = BYTES / 4, b = (BYTES % 4) * 8;
+    if constexpr (b == 0) return make_uint4(w[q], w[q + 1], w[q + 2], w[q + 3]);
+    else return make_uint4(__funnelshift_r(w[q], w[q + 1], b), __funnelshift_r(w[q + 1], w[q + 2], b),
+                           __funnelshift_r(w[q + 2], w[q + 3], b), __funnelshift_r(w[q + 3], w[q + 4], b));
+}
+
+template <typename T>
+__device__ __forceinline__ uint4 shift_elems(uint4 lo, uint4 hi, int m)
+{
+    // shift_bytes by m elements, m uniform across the warp (a branch, not a select per word).
+    constexpr int S = sizeof(T);
+    switch (m) {
+    case 1: return shift_bytes<(1 * S) % 16>(lo, hi);
+    case 2: return shift_bytes<(2 * S) % 16>(lo, hi);
+    case 3: return shift_bytes<(3 * S) % 16>(lo, hi);
+    case 4: return shift_bytes<(4 * S) % 16>(lo, hi);
+    case 5: return shift_bytes<(5 * S) % 16>(lo, hi);
+    case 6: return shift_bytes<(6 * S) % 16>(lo, hi);
+    case 7: return shift_bytes<(7 * S) % 16>(lo, hi);
+    default: return lo;
+    }
+}
+
+template <int W>
+__device__ __forceinline__ uint4 shfl_chunk(uint4 v, int delta)
+{
+    // delta > 0: from the lane `delta` above (down-shuffle); < 0: from the lane below.
+    if (delta > 0) {
+        return make_uint4(__shfl_down_sync(0xffffffffu, v.x, delta, W), __shfl_down_sync(0xffffffffu, v.y, delta, W),
+                          __shfl_down_sync(0xffffffffu, v.z, delta, W), __shfl_down_sync(0xffffffffu, v.w, delta, W));
+    }
+    return make_uint4(__shfl_up_sync(0xffffffffu, v.x, -delta, W), __shfl_up_sync(0xffffffffu, v.y, -delta, W),
+                      __shfl_up_sync(0xffffffffu, v.z, -delta, W), __shfl_up_sync(0xffffffffu, v.w, -delta, W));
+}
+
+__device__ __forceinline__ void cp_async16(uint4* smem, const void* gmem, int src_bytes)
+{
+    // 16 bytes global -> shared without a register (sm_80+); bytes past src_bytes are zero-filled.
+    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_bytes));
+}
+
+__device__ __forceinline__ void st_global16(void* p, uint4 v)
+{
+    // One 16-byte store, never split: written as PTX because the compiler otherwise merges the
+    // vector store with the masked element stores of the edge branch into element stores.
+    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
+}
+
+__device__ __forceinline__ unsigned word_at(uint4 v, int i)
+{
+    return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+__device__ __forceinline__ void st_global_bytes(char* p, uint4 v, int lo, int hi)
+{
+    // Bytes [lo, hi) of the 16-byte chunk v to the aligned chunk at p (lo == 0 or hi == 16, both
+    // even): at most three naturally aligned 2-, 4- and 8-byte stores instead of one per element.
+    int pos = lo;
+    if ((pos & 2) && pos + 2 <= hi) {
+        *reinterpret_cast<unsigned short*>(p + pos) = (unsigned short)(word_at(v, pos >> 2) >> 16);
+        pos += 2;
+    }
+    if ((pos & 4) && pos + 4 <= hi) {
+        *reinterpret_cast<unsigned*>(p + pos) = word_at(v, pos >> 2);
+        pos += 4;
+    }
+    if ((pos & 8) && pos + 8 <= hi) {
+        *reinterpret_cast<uint2*>(p + pos) = make_uint2(v.z, v.w);
+        pos += 8;
+    }
+    if (pos + 8 <= hi) {
+        *reinterpret_cast<uint2*>(p + pos) = make_uint2(v.x, v.y);
+        pos += 8;
+    }
+    if (pos + 4 <= hi) {
+        *reinterpret_cast<unsigned*>(p + pos) = word_at(v, pos >> 2);
+        pos += 4;
+    }
+    if (pos + 2 <= hi) *reinterpret_cast<unsigned short*>(p + pos) = (unsigned short)word_at(v, pos >> 2);
+}
+
+template <typename T, int TRC, int TCC, int NT, int CM>
+__device__ __forceinline__ void peeled_tile(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
+                                            uint4 (*tile)[TRC], uint4* extra)
+{
+    constexpr int V = 16 / sizeof(T);
+    constexpr int P = TRC * TCC / NT;
+    union Chunk { uint4 u; T e[V]; };
+    const int tiles_r = (rows + TRC * V - 1) / (TRC * V);
+    const int r0 = (blockIdx.x % tiles_r) * TRC * V, c0 = (blockIdx.x / tiles_r) * TCC * V;
+    const long long n = (long long)rows * cols;
+    const int ch = threadIdx.x % TCC;
+    const int seg = min(TCC * V, cols - c0);  // elements of each row segment inside the matrix
+    // Phase 1, every load in flight at once: for each row the aligned chunk that starts at or
+    // before this lane's logical chunk, and for the row's last lane the chunk after it (cp.async:
+    // no register while in flight). Row r = r0 + V * rg + i has offset m = (i * CM) % V.
+    uint4 lo[P][V];
+    bool part = false;  // a chunk that runs past the array's end: loaded element by element below
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+        const int rg = threadIdx.x / TCC + (NT / TCC) * p;
+        const long long row0 = (long long)(r0 + V * rg) * cols + c0;
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            const int m = (i * CM) % V;
+            const int r = r0 + V * rg + i;
+            const long long e0 = row0 + (long long)i * cols, a = e0 - m + V * ch;
+            // Only the matrix's last row can run past its end (32-bit: a - e0 = V * ch - m).
+            const bool need = r < rows && V * ch - m < seg;
+            const bool full = need && (r + 1 < rows || V * ch - m + V <= cols - c0);
+            lo[p][i] = full ? *reinterpret_cast<const uint4*>(in + a) : make_uint4(0u, 0u, 0u, 0u);
+            part |= need && !full;
+            if (m != 0 && ch == TCC - 1) {
+                int left = 0;
+                if (r < rows && V * ch - m + V < seg) {
+                    const long long rem = n - (a + V);
+                    left = rem >= V ? V : (int)rem;
+                }
+                cp_async16(&extra[V * rg + i], left > 0 ? in + a + V : in, left * (int)sizeof(T));
+            }
+        }
+    }
+    asm volatile("cp.async.commit_group;\n" ::);
+    if (part) {
+#pragma unroll
+        for (int p = 0; p < P; ++p) {
+            const int rg = threadIdx.x / TCC + (NT / TCC) * p;
+#pragma unroll
+            for (int i = 0; i < V; ++i) {
+                const int r = r0 + V * rg + i, m = (i * CM) % V;
+                const long long a = (long long)r * cols + c0 - m + V * ch;
+                Chunk l;
+                l.u = lo[p][i];
+#pragma unroll
+                for (int k = 0; k < V; ++k) {
+                    if (r < rows && a + k < n) l.e[k] = in[a + k];
+                }
+                lo[p][i] = l.u;
+            }
+        }
+    }
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    // Phase 2: each lane's logical chunk, m elements into its aligned chunk and the next one; then
+    // the V x V transpose in registers into the swizzled tile (kept in the output layout).
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+        const int rg = threadIdx.x / TCC + (NT / TCC) * p;
+        Chunk in_c[V];
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            in_c[i].u = lo[p][i];
+            if ((i * CM) % V != 0) {
+                uint4 h = shfl_chunk<TCC>(lo[p][i], 1);
+                if (ch == TCC - 1) h = extra[V * rg + i];
+                in_c[i].u = shift_elems<T>(lo[p][i], h, (i * CM) % V);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            Chunk o;
+#pragma unroll
+            for (int i = 0; i < V; ++i) o.e[i] = in_c[i].e[k];
+            tile[V * ch + k][rg ^ (ch & 7)] = o.u;
+        }
+    }
+    __syncthreads();
+    const int oc = threadIdx.x % TRC;
+    const int oseg = min(TRC * V, rows - r0);  // elements of each output row segment inside the matrix
+    const int rm = rows % V;
+#pragma unroll
+    for (int q = 0; q < P * V; ++q) {
+        const int orow = threadIdx.x / TRC + (NT / TRC) * q;
+        const uint4 oq = tile[orow][oc ^ ((orow / V) & 7)];
+        const int gr = c0 + orow;
+        // Output row gr starts at offset m = (gr * rows) % V, the same for the whole warp: aligned
+        // chunk oc holds the last m elements of logical chunk oc - 1, then the first V - m of chunk oc.
+        const int m = (orow * rm) % V;
+        Chunk w;
+        w.u = oq;
+        if (m != 0) w.u = shift_elems<T>(shfl_chunk<TRC>(oq, -1), oq, V - m);
+        if (gr >= cols) continue;
+        const int p0 = V * oc - m;
+        T* dst = out + (long long)gr * rows + r0 + p0;
+        if (oseg == TRC * V) {
+            if (p0 >= 0) st_global16(dst, w.u);
+            if (m != 0 && (oc == 0 || oc == TRC - 1)) {
+                // The head (first lane) and the tail (last lane: the chunk after its own) hold
+                // elements of this tile and of the next one: only this tile's bytes are written.
+                const bool head = oc == 0;
+                const uint4 t = head ? w.u : shift_elems<T>(oq, make_uint4(0u, 0u, 0u, 0u), V - m);
+                const int mb = m * (int)sizeof(T);
+                st_global_bytes(reinterpret_cast<char*>(head ? dst : dst + V), t, head ? mb : 0, head ? 16 : mb);
+            }
+        } else {
+            // The last tile of the output rows: element stores, masked by the matrix's edge.
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                if (p0 + k >= 0 && p0 + k < oseg) dst[k] = w.e[k];
+            }
+            if (oc == TRC - 1 && m != 0) {
+                Chunk t;
+                t.u = shift_elems<T>(oq, make_uint4(0u, 0u, 0u, 0u), V - m);
+#pragma unroll
+                for (int k = 0; k < V; ++k) {
+                    if (k < m && p0 + V + k < oseg) dst[V + k] = t.e[k];
+                }
+            }
+        }
+    }
+}
+
+template <typename T, int TRC, int TCC, int NT>
+__device__ __forceinline__ void transpose_elements(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    // Bases not 16-byte aligned (a view into another array): the tile element by element.
+    constexpr int V = 16 / sizeof(T);
+    const int tiles_r = (rows + TRC * V - 1) / (TRC * V);
+    const int r0 = (blockIdx.x % tiles_r) * TRC * V, c0 = (blockIdx.x / tiles_r) * TCC * V;
+    for (int idx = threadIdx.x; idx < TRC * V * TCC * V; idx += NT) {
+        const int r = r0 + idx % (TRC * V), c = c0 + idx / (TRC * V);
+        if (r < rows && c < cols) out[(long long)c * rows + r] = in[(long long)r * cols + c];
+    }
+}
+
+// Blocks per SM the register allocation must allow: one micro-block per thread of 4-byte
+// elements fits in 40 registers, and the extra resident blocks keep more loads in flight.
+template <typename T, int TRC, int TCC, int NT>
+constexpr int peeled_min_blocks() { return sizeof(T) == 4 && TRC * TCC == NT ? 1536 / NT : 1; }
+
+template <typename T, int TRC = 32, int TCC = 16, int NT = 512>
+__global__ void __launch_bounds__(NT, (peeled_min_blocks<T, TRC, TCC, NT>())) transpose_vec_peeled(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    constexpr int V = 16 / sizeof(T);
+    static_assert(TRC * TCC / NT >= 1 && TRC == 32 && TCC % 8 == 0 && TCC <= 32 && NT % TCC == 0 &&
+                  (TRC * TCC) % NT == 0 && (NT / TRC) % V == 0, "tile shape");
+    extern __shared__ uint4 smem[];
+    uint4 (*tile)[TRC] = reinterpret_cast<uint4 (*)[TRC]>(smem);
+    __shared__ uint4 extra[TRC * V];
+    if (((reinterpret_cast<size_t>(in) | reinterpret_cast<size_t>(out)) & 15) != 0) {
+        transpose_elements<T, TRC, TCC, NT>(in, out, rows, cols);
+        return;
+    }
+    switch (cols % V) {
+    case 0: peeled_tile<T, TRC, TCC, NT, 0>(in, out, rows, cols, tile, extra); break;
+    case 1: peeled_tile<T, TRC, TCC, NT, 1 % V>(in, out, rows, cols, tile, extra); break;
+    case 2: peeled_tile<T, TRC, TCC, NT, 2 % V>(in, out, rows, cols, tile, extra); break;
+    case 3: peeled_tile<T, TRC, TCC, NT, 3 % V>(in, out, rows, cols, tile, extra); break;
+    case 4: peeled_tile<T, TRC, TCC, NT, 4 % V>(in, out, rows, cols, tile, extra); break;
+    case 5: peeled_tile<T, TRC, TCC, NT, 5 % V>(in, out, rows, cols, tile, extra); break;
+    case 6: peeled_tile<T, TRC, TCC, NT, 6 % V>(in, out, rows, cols, tile, extra); break;
+    default: peeled_tile<T, TRC, TCC, NT, 7 % V>(in, out, rows, cols, tile, extra); break;
+    }
+}
+// end stage
+
 // stage: copy_wide
 // Ceiling references: a plain copy of the same matrix with W-byte accesses (W = sizeof(Word)),
 // U accesses per thread issued back to back, one pass (no grid-stride loop). At 4, 8 and 16

@@ -87,6 +87,12 @@ def _moved(old: float, new: float, unit: str = "") -> str:
     return f"{_fmt(old, unit, d)} -> {_fmt(new, unit, d)}"
 
 
+def slower_beyond_spread(slow_p10_us: float, fast_p90_us: float) -> bool:
+    """The one spread rule: a timing is slower than another beyond the run-to-run spread when its
+    p10 lies above the other's p90 (event-timed p10-p90 ranges that do not overlap). False on NaN."""
+    return slow_p10_us > fast_p90_us
+
+
 def judge_timing(prev: pd.Series, row: pd.Series, direction: str) -> tuple[str, str]:
     """Verdict on an expected time change, from the event timings' spread rather than a fixed 5 %.
 
@@ -101,9 +107,9 @@ def judge_timing(prev: pd.Series, row: pd.Series, direction: str) -> tuple[str, 
         return judge(med0, med1, direction, None, None)
     moved = (f"{_moved(med0, med1, 'us')} us (median; p10-p90 {_fmt(lo0, 'us')}-{_fmt(hi0, 'us')} -> "
              f"{_fmt(lo1, 'us')}-{_fmt(hi1, 'us')})")
-    if hi1 < lo0:
+    if slower_beyond_spread(lo0, hi1):
         return ("confirmed" if direction == "down" else "refuted"), moved + ": faster beyond the spread"
-    if lo1 > hi0:
+    if slower_beyond_spread(lo1, hi0):
         return ("confirmed" if direction == "up" else "refuted"), moved + ": slower beyond the spread"
     return "no effect", moved + ": the ranges overlap"
 

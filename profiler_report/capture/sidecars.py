@@ -72,6 +72,8 @@ _BENCH_OPTIONAL: dict[str, tuple[type, ...]] = {
     "gbps": _NUMBER, "pct_of_memcpy": _NUMBER, "median_us": _NUMBER, "p10_us": _NUMBER, "p90_us": _NUMBER,
     "note": (str,), "timing": (str,), "resident": (str,), "tile": (str,), "threads": (int,), "per_thread": (int,),
     "chosen": (bool,), "pct_of_ceiling": _NUMBER, "size": (str,), "n": (int,), "blocks": (int,),
+    # The transpose sweep's per-point ceiling and chosen configuration (cases/transpose/bench.py).
+    "ceiling": (str,), "pct_of_point_ceiling": _NUMBER, "config": (str,),
     # Where the row's sweep point ran (live/fanout.py WHERE_FIELDS).
     "host": (str,), "gpu_index": (str,), "gpu_uuid": (str,), "gpu_name": (str,), "gpu_driver": (str,),
 }

@@ -299,28 +299,51 @@ def draw_shapes(shapes: pd.DataFrame) -> str:
     return _svg(fig)
 
 
+def sweep_grid(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """A :func:`~profiler_report.report.tables.sweep_table` column as a size x dtype grid: one row
+    per size (ordered by elements), one column per dtype; NaN where the sweep has no value."""
+    order = frame.assign(elements=frame["rows"] * frame["cols"]).sort_values("elements", kind="stable")
+    sizes = list(dict.fromkeys(order["size"]))
+    dtypes = sorted(frame["dtype"].unique(), key=lambda d: ("float16", "float32", "float64").index(d)
+                    if d in ("float16", "float32", "float64") else 9)
+    return frame.pivot_table(index="size", columns="dtype", values=column, aggfunc="first",
+                             dropna=False).reindex(index=sizes, columns=dtypes)
+
+
 def draw_sweep(frame: pd.DataFrame) -> str:
-    """Best stage's % of memcpy against the bytes moved (log scale), one series per dtype, points
-    joined in size order within a dtype; L2-resident points hollow. Returns SVG text."""
-    fig, ax = pyplot().subplots(figsize=(7.5, 3.4))
-    fig.subplots_adjust(left=0.1, right=0.97, top=0.96, bottom=0.18)
-    data = frame.assign(mib=frame["bytes_moved"] / 2**20).sort_values(["dtype", "mib"], kind="stable")
-    colors = pyplot().rcParams["axes.prop_cycle"].by_key()["color"]
-    aligned = (data["rows"] % 32 == 0) & (data["cols"] % 32 == 0)
-    for i, (dtype, sub) in enumerate(data.groupby("dtype", sort=False)):
-        color = colors[i % len(colors)]
-        for where, face in (("DRAM", color), ("L2", "none")):
-            pts = sub[(sub["resident"] == where) & aligned[sub.index]]
-            ax.scatter(pts["mib"], pts["pct_of_memcpy"], facecolors=face, edgecolors=color,
-                       label=f"{dtype} ({where})" if len(pts) else None, zorder=3)
-        odd = sub[~aligned[sub.index]]
-        ax.scatter(odd["mib"], odd["pct_of_memcpy"], marker="x", color=color, zorder=3)
-    ax.set_xscale("log")
-    ax.set_xlabel("MiB read + written per transpose (log scale); hollow: fits in L2; x: rows or cols not a "
-                  "multiple of 32", fontsize=8)
-    ax.set_ylabel("best stage, % of memcpy")
-    ax.legend(fontsize=7, ncols=2)
-    ax.spines[["top", "right"]].set_visible(False)
+    """Two heat maps of size (rows) x dtype (columns) from a sweep_table: left, best stage GB/s /
+    fastest peer GB/s at that size and dtype (blue: the stage leads, red: a peer wins; grey: no
+    peer ran); right, the best stage's % of the ceiling its point is judged against (memcpy at
+    DRAM points, the fastest same-size copy at L2 ones). Cells annotated; "L2" marks L2-resident
+    points. Returns SVG text."""
+    import numpy as np
+    from matplotlib.colors import TwoSlopeNorm
+
+    ratio, pct = sweep_grid(frame, "vs_peer"), sweep_grid(frame, "pct_of_ceiling")
+    where = sweep_grid(frame, "resident")
+    plt = pyplot()
+    height = 0.3 * len(ratio) + 1.4
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, height))
+    fig.subplots_adjust(left=0.15, right=0.98, top=1 - 0.75 / height, bottom=0.04, wspace=0.35)
+    spread = float(np.nanmax(np.abs(ratio.to_numpy(dtype=float) - 1))) if ratio.notna().any().any() else 0.1
+    spread = min(max(spread, 0.05), 1.0)
+    panels = ((axes[0], ratio, "best stage / fastest peer", "RdBu", TwoSlopeNorm(1.0, 1 - spread, 1 + spread),
+               lambda v: f"{v:.3f}x", "no peer"),
+              (axes[1], pct, "best stage, % of its ceiling", "viridis", None, lambda v: f"{v:.1f}%", ""))
+    for ax, grid, title, cmap, norm, text, empty in panels:
+        values = np.ma.masked_invalid(grid.to_numpy(dtype=float))
+        cm = plt.get_cmap(cmap).with_extremes(bad="#dddddd")
+        kw = {"norm": norm} if norm is not None else {"vmin": 80.0, "vmax": 100.0}
+        ax.imshow(values, cmap=cm, aspect="auto", **kw)
+        ax.set_xticks(range(grid.shape[1]), list(grid.columns), fontsize=8)
+        ax.set_yticks(range(grid.shape[0]), list(grid.index), fontsize=7)
+        ax.xaxis.tick_top()
+        ax.set_title(title, fontsize=8, pad=16)
+        for (i, j), v in np.ndenumerate(grid.to_numpy(dtype=float)):
+            tag = " L2" if where.iloc[i, j] == "L2" else ""
+            dark = abs(v - 1) > 0.6 * spread if norm is not None else v < 90  # text on dark cells: white
+            ax.text(j, i, (text(v) if v == v else empty) + tag, ha="center", va="center", fontsize=6.5,
+                    color="white" if v == v and dark else "black")
     return _svg(fig)
 
 

@@ -25,7 +25,16 @@ from profiler_report.report.articles import add_articles
 from profiler_report.report.cells import CellRules, cell, cell_rules, summary_cells
 from profiler_report.report.charts import attach_charts, stall_axis_max
 from profiler_report.report.headline import headline, peers_run_note, table_of_contents
-from profiler_report.report.tables import bench_rows, pct_label, shape_table, shape_verdicts, sweep_table, where_notes
+from profiler_report.report.tables import (
+    bench_rows,
+    pct_label,
+    shape_table,
+    shape_verdicts,
+    stage_label,
+    sweep_table,
+    sweep_verdicts,
+    where_notes,
+)
 from profiler_report.util.fmt import fmt, fmt_change
 from profiler_report.util.jsonable import records
 
@@ -102,6 +111,7 @@ class Page:
     peers_pct_label: str = "% of memcpy"
     sweep_svg: str = ""
     sweep_rows: list[dict[str, str]] = field(default_factory=list)
+    sweep_verdicts: list[str] = field(default_factory=list)  # sweep_verdicts: where a peer still wins
     shapes_svg: str = ""
     shapes_rows: list[dict[str, Any]] = field(default_factory=list)  # shape_table records
     shapes_verdicts: list[str] = field(default_factory=list)  # shape_verdicts: fastest vs chosen
@@ -320,7 +330,9 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
         sources=[(c.label, c.source) for c in (*HEADLINE, *(TIMING_COLUMNS if inp.timings else ()))],
         notes=[*inp.notes, *where_notes([*(inp.bench or []), *(inp.sweep or [])])],
         peers_rows=bench_rows(inp.bench or []), peers_pct_label=pct_label(inp.bench or []),
-        sweep_rows=_records(sweep_frame) if not sweep_frame.empty else [],
+        sweep_rows=_records(sweep_frame.assign(stage_label=[stage_label(r) for _, r in sweep_frame.iterrows()]))
+        if not sweep_frame.empty else [],
+        sweep_verdicts=sweep_verdicts(sweep_frame) if not sweep_frame.empty else [],
         shapes_rows=_records(shapes) if not shapes.empty else [],
         shapes_verdicts=shape_verdicts(shapes) if not shapes.empty else [],
         comparison=inp.comparison, comparison_note=inp.comparison_note,

@@ -6,6 +6,8 @@ from typing import Any
 
 import pandas as pd
 
+from profiler_report.analysis.ceilings import point_ceiling
+from profiler_report.analysis.verdicts import slower_beyond_spread
 from profiler_report.util.fmt import fmt
 
 
@@ -84,7 +86,7 @@ def shape_verdicts(shapes: pd.DataFrame) -> list[str]:
             c = chosen.iloc[0]
             if c["shape"] == best["shape"]:
                 text += ", the chosen shape"
-            elif c["p10_us"] > best["p90_us"]:
+            elif slower_beyond_spread(c["p10_us"], best["p90_us"]):
                 text += (f"; the chosen {c['shape']} ({c['pct_of_memcpy']:.1f}%) is slower beyond the spread: "
                          "change `template` in kernels/<case>/stages.toml")
             else:
@@ -94,31 +96,82 @@ def shape_verdicts(shapes: pd.DataFrame) -> list[str]:
 
 
 def sweep_table(sweep: list[dict[str, Any]]) -> pd.DataFrame:
-    """Sweep rows as a table, one row per dtype and size: dtype, size, where (L2|DRAM), best stage,
-    its GB/s and % of memcpy, and where peers ran at that size the fastest peer, its % of memcpy and
-    ``vs_peer`` (best stage GB/s / fastest peer GB/s); NaN / "" where no peer ran."""
+    """Sweep rows as a table, one row per dtype and size, sorted by dtype and bytes moved.
+
+    Columns: dtype, size, rows, cols, where (``resident``: L2|DRAM), ``best_stage`` (the fastest
+    stage row; attempts with other build options, named "... [option]", aside) and its ``config``
+    (the configuration the sweep chose there, "" for fixed stages), gbps, pct_of_memcpy,
+    ``ceiling`` (what the point is judged against: "memcpy" at DRAM points, "L2 ceiling: <copy>"
+    at L2-resident ones; files without it: memcpy) and ``pct_of_ceiling``; where peers ran, the
+    fastest peer (``best_peer``, ``peer_gbps``, ``peer_pct_of_ceiling``) and ``vs_peer`` = best
+    stage GB/s / fastest peer GB/s; NaN / "" where no peer ran. p10/p90 of both (us) for the
+    spread rule, and the fastest peer's ``peer_note`` (bench's "SUSPECT: faster than memcpy ...")."""
     frame = pd.DataFrame(sweep)
     if frame.empty:
         return frame
     frame["size"] = frame["rows"].astype(str) + "x" + frame["cols"].astype(str)
-    frame = frame[frame["name"].map(lambda n: "[" not in n)]  # attempts with other build options aside
+    frame = frame[frame["name"].map(lambda n: "[" not in n)]  # attempts and configurations aside
+    frame["config"] = frame["config"].fillna("") if "config" in frame else ""
+    if "ceiling" not in frame:  # recorded before rows carried their ceiling: the same rule here
+        frame = _with_ceiling(frame)
+    frame["pct_of_ceiling"] = frame["pct_of_point_ceiling"]
     timed = frame[frame["gbps"].notna()]
     if "note" in timed:
         timed = timed[~timed["note"].fillna("").astype(str).str.startswith("WRONG")]
     stages = timed[timed["kind"] == "stage"]
     best = stages.loc[stages.groupby(["dtype", "size"], sort=False)["gbps"].idxmax()]
-    out = best[["dtype", "size", "rows", "cols", "resident", "name", "gbps", "pct_of_memcpy"]].copy()
+    out = best[["dtype", "size", "rows", "cols", "resident", "name", "config", "gbps", "pct_of_memcpy", "ceiling",
+                "pct_of_ceiling", "p10_us", "p90_us"]].copy()
     peers = timed[timed["kind"] == "peer"]
     top = peers.loc[peers.groupby(["dtype", "size"], sort=False)["gbps"].idxmax()] if len(peers) else peers
-    top = top[["dtype", "size", "name", "gbps", "pct_of_memcpy"]].rename(
-        columns={"name": "best_peer", "gbps": "peer_gbps", "pct_of_memcpy": "peer_pct_of_memcpy"})
+    top = top.assign(note=top["note"] if "note" in top else "")
+    top = top[["dtype", "size", "name", "gbps", "pct_of_ceiling", "p10_us", "p90_us", "note"]].rename(
+        columns={"name": "best_peer", "gbps": "peer_gbps", "pct_of_ceiling": "peer_pct_of_ceiling",
+                 "p10_us": "peer_p10_us", "p90_us": "peer_p90_us", "note": "peer_note"})
     out = out.merge(top, on=["dtype", "size"], how="left")
-    out["best_peer"] = out["best_peer"].fillna("")
+    out["best_peer"], out["peer_note"] = out["best_peer"].fillna(""), out["peer_note"].fillna("")
     out["vs_peer"] = out["gbps"] / out["peer_gbps"]
     itemsize = out["dtype"].map({"float16": 2, "float32": 4, "float64": 8})
     out["bytes_moved"] = 2 * out["rows"] * out["cols"] * itemsize
     out = out.sort_values(["dtype", "bytes_moved"], kind="stable")
     return out.rename(columns={"name": "best_stage"}).reset_index(drop=True)
+
+
+def _with_ceiling(frame: pd.DataFrame) -> pd.DataFrame:
+    """``ceiling`` and ``pct_of_point_ceiling`` per row, from its point's rows (point_ceiling)."""
+    parts = []
+    for _, grp in frame.groupby(["dtype", "size"], sort=False):
+        found = point_ceiling(grp.to_dict("records"))
+        label, gbps = found if found else ("", float("nan"))
+        parts.append(grp.assign(ceiling=label, pct_of_point_ceiling=100 * grp["gbps"] / gbps))
+    return pd.concat(parts).loc[frame.index]
+
+
+def stage_label(row: Any) -> str:
+    """'vec_peeled [32,16,512]': a sweep_table row's best stage with the configuration it ran."""
+    return f"{row['best_stage']} {row['config']}".strip()
+
+
+def sweep_verdicts(frame: pd.DataFrame) -> list[str]:
+    """What the sweep table says in words: how many points the best stage holds against the
+    fastest peer, then one sentence per point where a peer is faster (by how much, and whether
+    beyond the run-to-run spread: the peer's p90 below the stage's p10), then one per point whose
+    fastest peer bench flagged as faster than memcpy (SUSPECT)."""
+    judged = frame[frame["vs_peer"].notna()] if not frame.empty else frame
+    if judged.empty:
+        return []
+    losing = judged[judged["vs_peer"] < 1]
+    out = [f"the best stage is at or above the fastest peer at {len(judged) - len(losing)} of {len(judged)} "
+           "sizes and dtypes where peers ran" + (f"; peers ran at {len(judged)} of {len(frame)}"
+                                                 if len(judged) < len(frame) else "")]
+    for _, r in losing.iterrows():
+        spread = "beyond the spread" if slower_beyond_spread(r["p10_us"], r["peer_p90_us"]) else "within the spread"
+        out.append(f"{r['size']} {r['dtype']} ({r['resident']}): {r['best_peer']} is faster than "
+                   f"{stage_label(r)} by {100 * (1 / r['vs_peer'] - 1):.1f} % ({r['vs_peer']:.3f}x, {spread})")
+    out += [f"{r['size']} {r['dtype']}: the fastest peer, {r['best_peer']}, is faster than memcpy beyond the spread "
+            "at a DRAM size: its timing or output is suspect (bench's note)"
+            for _, r in judged.iterrows() if "SUSPECT" in str(r["peer_note"])]
+    return out
 
 
 def where_notes(rows: list[dict[str, Any]]) -> list[str]:

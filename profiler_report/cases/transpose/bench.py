@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from profiler_report.analysis.ceilings import point_ceiling
+from profiler_report.analysis.verdicts import slower_beyond_spread
 from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import Stage
 from profiler_report.cases.transpose.launch import tuned_shape
@@ -53,6 +55,13 @@ class BenchRow:
     gpu_uuid: str = ""
     gpu_name: str = ""
     gpu_driver: str = ""
+    # The ceiling this row's point is judged against (:func:`judge_against_ceiling`): "memcpy" at
+    # DRAM points, "L2 ceiling: <fastest copy>" at L2-resident ones; and GB/s as a % of it.
+    ceiling: str = ""
+    pct_of_point_ceiling: float = float("nan")
+    # The configuration that ran ([micro-block rows, cols, threads]) where the sweep chose it per
+    # point (the vec_peeled stage row at a "sweep" point; see choose_config).
+    config: str = ""
 
 
 def _bits_equal(cupy: Any, out: Any, ref: Any) -> bool:
@@ -85,6 +94,65 @@ def shape_stages(case: Case, dtype: str) -> list[Stage]:
     base, v = tuned[-1], 16 // ITEMSIZE[dtype]
     return [replace(base, id=f"{base.id} [{trc},{tcc},{nt}]", targs=(str(trc), str(tcc), str(nt)))
             for trc, tcc, nt in SHAPES if trc * tcc * v * 16 <= MAX_DYNAMIC_SMEM]
+
+
+#: Candidate configurations of ``vec_peeled`` timed at every sweep point ([micro-block rows,
+#: micro-block columns, threads]; at most 32 x 32: the realignment shuffles stay in one warp).
+PEELED_CONFIGS = ((16, 16, 256), (32, 16, 512), (16, 32, 512), (32, 32, 512), (32, 8, 256), (8, 32, 256),
+                  (16, 16, 128))
+#: The launch kind whose configuration the sweep chooses per point.
+CONFIG_LAUNCH = "vec_peeled"
+
+
+def config_stages(case: Case, dtype: str) -> list[Stage]:
+    """The manifest's ``vec_peeled`` stage at every PEELED_CONFIGS entry whose tile fits in shared
+    memory for ``dtype`` (and at the manifest's own configuration, always); [] without the stage."""
+    peeled = [s for s in case.manifest.stages if s.launch == CONFIG_LAUNCH]
+    if not peeled:
+        return []
+    base, v = peeled[-1], 16 // ITEMSIZE[dtype]
+    configs = [c for c in PEELED_CONFIGS if c[0] * c[1] * v * 16 <= MAX_DYNAMIC_SMEM]
+    default = tuple(int(a) for a in base.targs)
+    configs += [default] if default not in configs else []
+    return [replace(base, id=f"{base.id} [{trc},{tcc},{nt}]", targs=(str(trc), str(tcc), str(nt)))
+            for trc, tcc, nt in configs]
+
+
+def choose_config(candidates: list[BenchRow], default: str) -> BenchRow | None:
+    """The configuration that runs at a point: the candidate with the best (lowest) median, unless
+    the manifest's ``default`` ("[16,16,256]") is within the run-to-run spread of it (the default's
+    p10 not above the best's p90: :func:`~profiler_report.analysis.verdicts.slower_beyond_spread`),
+    in which case the default is kept. Wrong or untimed candidates never win; None if none ran."""
+    timed = [r for r in candidates if r.median_us == r.median_us and not r.note.startswith("WRONG")]
+    if not timed:
+        return None
+    best = min(timed, key=lambda r: r.median_us)
+    dflt = next((r for r in timed if r.config == default), None)
+    return dflt if dflt is not None and not slower_beyond_spread(dflt.p10_us, best.p90_us) else best
+
+
+def judge_against_ceiling(rows: list[BenchRow]) -> None:
+    """Set ``ceiling`` and ``pct_of_point_ceiling`` on the rows of one point (one size and dtype):
+    :func:`~profiler_report.analysis.ceilings.point_ceiling` (memcpy at DRAM points, the fastest
+    same-size copy at L2-resident ones)."""
+    found = point_ceiling(asdict(r) for r in rows)
+    if found is None:
+        return
+    label, gbps = found
+    for r in rows:
+        r.ceiling, r.pct_of_point_ceiling = label, 100 * r.gbps / gbps
+
+
+def flag_faster_than_memcpy(rows: list[BenchRow]) -> None:
+    """At a DRAM point, note every row faster than memcpy beyond the spread (its p90 below memcpy's
+    p10): a transpose cannot move DRAM bytes faster than a copy, so its timing or output is suspect."""
+    memcpy = next((r for r in rows if r.name == "memcpy"), None)
+    if memcpy is None or memcpy.resident != "DRAM":
+        return
+    for r in rows:
+        if r is not memcpy and r.kind in ("stage", "peer", "config") and slower_beyond_spread(memcpy.p10_us, r.p90_us):
+            r.note = "; ".join(x for x in (r.note, "SUSPECT: faster than memcpy beyond the spread at a DRAM size")
+                               if x)
 
 
 def check_output(cupy: Any, name: str, fn: Fn, pairs: list[tuple[Any, Any]], copy: bool = False) -> str:
@@ -141,7 +209,10 @@ def peers(cupy: Any, dtype: str) -> dict[str, tuple[Fn | None, str]]:
 
         out["torch t().contiguous()"] = (lambda src, dst: torch.from_dlpack(src).t().contiguous(),
                                          "allocates its output (caching allocator)")
-        compiled = torch.compile(lambda x: x.t().contiguous())
+        # A fresh cache per point: each size compiles its own static kernel, as a user's process
+        # with one shape would, and never meets Dynamo's recompile limit (past it, eager runs).
+        torch._dynamo.reset()
+        compiled = torch.compile(lambda x: x.t().contiguous(), dynamic=False)
         out["torch.compile t().contiguous()"] = (lambda src, dst: compiled(torch.from_dlpack(src)),
                                                  "allocates its output (caching allocator)")
         out.update(_triton_peer(torch))
@@ -175,52 +246,126 @@ def _triton_peer(torch: Any) -> dict[str, tuple[Fn | None, str]]:
     return {"triton transpose": (fn, "64x64 tiles, tl.load/tl.store")}
 
 
-def jax_time(cupy: Any, src: Any, repeats: int) -> tuple[list[float] | None, str]:
-    """Wall-clock microseconds of a jitted ``x.T`` (with block_until_ready), or (None, why)."""
+#: JAX is timed by wall clock (its stream is not CuPy's): each sample is one batch of this many
+#: back-to-back calls (inputs rotated) closed by block_until_ready, divided by the batch size, so
+#: dispatch overlaps the kernels as it does for the event-timed peers.
+JAX_BATCH = 10
+
+
+def jax_time(cupy: Any, pairs: list[tuple[Any, Any]], repeats: int) -> tuple[list[float] | None, str]:
+    """Wall-clock microseconds per call of a jitted ``jnp.transpose`` (batches of JAX_BATCH, see
+    there), or (None, why).
+
+    The output is checked before timing: same dtype as the input (JAX casts float64 to float32
+    unless ``jax_enable_x64`` is on: that halved the bytes and made JAX "faster than memcpy"),
+    C-contiguous as CuPy sees it through DLPack (a materialised row-major transpose, not a
+    re-layout), and bit for bit the transpose.
+    """
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     try:
         import jax
         import jax.numpy as jnp
     except ImportError as exc:
         return None, f"jax not installed ({exc})"
-    x = jnp.asarray(cupy.asnumpy(src))
-    f = jax.jit(lambda a: a.T + jnp.zeros((), a.dtype))  # the add keeps XLA from returning a view
-    y = f(x).block_until_ready()
-    if not bool((jnp.asarray(y) == x.T).all()):
+    jax.config.update("jax_enable_x64", True)
+    xs = [_to_jax(jax, jnp, cupy, src) for src, _ in pairs]
+    f = jax.jit(jnp.transpose)
+    y = f(xs[0]).block_until_ready()
+    got = cupy.from_dlpack(y)
+    src = pairs[0][0]
+    if str(got.dtype) != str(src.dtype) or not got.flags.c_contiguous:
+        return None, f"jax output is {got.dtype} {'C' if got.flags.c_contiguous else 'not C'}-contiguous, not a " \
+                     f"row-major {src.dtype} transpose"
+    if not _bits_equal(cupy, got, cupy.ascontiguousarray(src.T)):
         return None, "jax output differs from the reference"
+    del y, got
+    for x in xs:
+        f(x).block_until_ready()  # warm-up
     us = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        f(x).block_until_ready()
-        us.append((time.perf_counter() - t0) * 1e6)
-    return us, "wall clock incl. dispatch; jit(x.T + 0)"
+        outs = [f(xs[i % len(xs)]) for i in range(JAX_BATCH)]
+        jax.block_until_ready(outs)  # every call of the batch finished, not only the last
+        us.append((time.perf_counter() - t0) * 1e6 / JAX_BATCH)
+        del outs
+    return us, f"wall clock per call, batches of {JAX_BATCH} calls; jit(jnp.transpose), x64 on, output checked"
+
+
+def _to_jax(jax: Any, jnp: Any, cupy: Any, src: Any) -> Any:
+    """The CuPy array as a JAX array on the GPU: zero-copy through DLPack, else through the host."""
+    try:
+        return jax.dlpack.from_dlpack(src)
+    except Exception:  # an older jax without the protocol, or a layout it refuses
+        return jnp.asarray(cupy.asnumpy(src))
 
 
 def bench_size(case: Case, rows: int, cols: int, dtype: str, *, repeats: int = 30, warmup: int = 5,
                buffers: int = 3, with_peers: bool = True, stages: list[Stage] | None = None,
-               options: tuple[str, ...] = (), suffix: str = "") -> list[BenchRow]:
+               options: tuple[str, ...] = (), suffix: str = "", configs: bool = False) -> list[BenchRow]:
     """Time memcpy, the copy kernels, the stages and (optionally) the peers at one size.
 
     ``options`` are extra NVRTC options (an attempt such as ``-maxrregcount=32``); ``suffix``
-    is appended to the stage names of such an attempt.
+    is appended to the stage names of such an attempt. ``configs``: time the ``vec_peeled`` stage
+    at every :func:`config_stages` configuration (rows of kind "config", the chosen one marked)
+    and give its stage row the chosen configuration's timing (:func:`choose_config`; ``config``
+    names it). Every row gets its point's ceiling (:func:`judge_against_ceiling`).
     """
     cupy = import_cupy()
     l2 = device_info()["l2_bytes"]
-    module, names = compile_module(case, dtype, options, extra=COPIES)
+    candidates = config_stages(case, dtype) if configs else []
+    module, names = compile_module(case, dtype, options, extra=COPIES + tuple(stages or ()) + tuple(candidates))
     k = Kernels(module, names, dtype, case)
     pairs = make_pairs(case, cupy, rows, cols, dtype, buffers)
     rows_out = [_memcpy_row(cupy, pairs, rows, cols, dtype, repeats, warmup, l2)]
     entries: list[tuple[str, str, Stage]] = [("copy (4-byte tiled)", "ceiling", case.manifest.ceiling)]
     entries += [(c.id, "ceiling", c) for c in COPIES]
-    entries += [(s.id + suffix, "stage", s) for s in (stages or case.manifest.stages)]
+    entries += [(s.id + suffix, "stage", s) for s in (stages or case.manifest.stages)
+                if not (candidates and s.launch == CONFIG_LAUNCH)]
     rows_out += [_kernel_row(cupy, k, name, kind, st, pairs, rows, cols, repeats, warmup, l2)
                  for name, kind, st in entries]
+    rows_out += _config_rows(cupy, k, case, candidates, pairs, rows, cols, repeats, warmup, l2)
     if with_peers:
         rows_out += _peer_rows(cupy, pairs, rows, cols, dtype, repeats, warmup, l2)
     base = rows_out[0].gbps
     for r in rows_out:
         r.pct_of_memcpy = 100 * r.gbps / base
+    judge_against_ceiling(rows_out)
+    flag_faster_than_memcpy(rows_out)
     return rows_out
+
+
+def _config_rows(cupy: Any, k: Kernels, case: Case, candidates: list[Stage], pairs: list[tuple[Any, Any]],
+                 rows: int, cols: int, repeats: int, warmup: int, l2: int) -> list[BenchRow]:
+    """Rows of kind "config" (one per candidate, ``chosen`` on the one :func:`choose_config` keeps)
+    and, after them, the stage row: the chosen candidate's timing under the stage's own name."""
+    if not candidates:
+        return []
+    v = 16 // ITEMSIZE[k.dtype]
+    out = []
+    for st in candidates:
+        row = _kernel_row(cupy, k, st.id, "config", st, pairs, rows, cols, repeats, warmup, l2)
+        trc, tcc, nt = tuned_shape(st)
+        row.tile, row.threads, row.per_thread = f"{trc * v}x{tcc * v}", nt, trc * tcc // nt
+        row.config = f"[{trc},{tcc},{nt}]"
+        out.append(row)
+    stage = next(s for s in case.manifest.stages if s.launch == CONFIG_LAUNCH)
+    default = f"[{','.join(stage.targs)}]"
+    chosen = choose_config(out, default)
+    if chosen is None:  # every candidate wrong: the stage row says so, untimed
+        return [*out, replace(out[0], name=stage.id, kind="stage", config="", note=out[0].note)]
+    chosen.chosen = True
+    if chosen.config == default:
+        how = "the manifest's default, within the spread of the fastest or the fastest"
+    elif _timed(out, default):
+        how = f"the fastest median; the default {default} is slower beyond the spread"
+    else:
+        how = f"the fastest median; the default {default} did not run correctly"
+    return [*out, replace(chosen, name=stage.id, kind="stage", chosen=False,
+                          note=f"configuration {chosen.config} chosen at this point: {how}")]
+
+
+def _timed(rows: list[BenchRow], config: str) -> bool:
+    return any(r.config == config and r.median_us == r.median_us for r in rows)
 
 
 def _memcpy_row(cupy: Any, pairs: list[tuple[Any, Any]], rows: int, cols: int, dtype: str, repeats: int,
@@ -283,9 +428,12 @@ def _peer_rows(cupy: Any, pairs: list[tuple[Any, Any]], rows: int, cols: int, dt
         except Exception as exc:  # a peer library failing must not stop the benchmark
             out.append(_row(name, "peer", [float("nan")] * 20, rows, cols, dtype, "failed", l2,
                             f"{type(exc).__name__}: {str(exc)[:160]}"))
-    us, note = jax_time(cupy, pairs[0][0], repeats)
+    try:
+        us, note = jax_time(cupy, pairs, repeats)
+    except Exception as exc:  # as for the other peers: a failing library must not stop the benchmark
+        us, note = None, f"failed: {type(exc).__name__}: {str(exc)[:160]}"
     out.append(_row("jax.jit transpose", "peer", us or [float("nan")] * 20, rows, cols, dtype,
-                    "wall-clock" if us else "skipped", l2, note))
+                    "wall-clock" if us else ("failed" if note.startswith("failed") else "skipped"), l2, note))
     return out
 
 
@@ -317,44 +465,46 @@ def as_json(rows: list[BenchRow], provenance: dict[str, Any]) -> dict[str, Any]:
     return {"provenance": provenance, "rows": [asdict(r) for r in rows]}
 
 
-#: Sizes of the sweep: (rows, cols), from L2-resident to far past the 60 MB L2, square, non-square
-#: and not multiples of 32.
-SWEEP_SIZES = ((1024, 1024), (2048, 2048), (4096, 4096), (8192, 8192), (16384, 16384),
-               (8192, 2048), (2048, 8192), (4097, 8191), (1000, 3000))
+#: Sizes of the sweep: (rows, cols), each in float16, float32 and float64. L2-resident (the 60 MB
+#: L2 of an H200 holds input + output of the first three in float16 and float32) to far past L2;
+#: square, non-square, and rows or cols odd or prime (7919 and 7907 are primes). Whether a point is
+#: L2 or DRAM comes from the GPU's L2 size (device_info), not from this list.
+SWEEP_SIZES = ((1024, 1024), (1000, 3000), (2048, 2048), (4096, 4096), (8192, 2048), (2048, 8192),
+               (8192, 4096), (8192, 8192), (8192, 16384), (16384, 16384), (4097, 8191), (8191, 8193),
+               (12345, 6789), (7919, 7907))
+#: The sizes and dtypes the block-shape sweep of vec_tuned runs at (the headline sizes).
+HEADLINE = ((8192, 8192, "float32"), (16384, 16384, "float32"), (8192, 16384, "float16"), (8192, 4096, "float64"))
+SWEEP_DTYPES = ("float16", "float32", "float64")
 
 
 def sweep_points(case: Case, ref: str, *, quick: bool = False, repeats: int = 30) -> list[SweepPoint]:
-    """The whole benchmark as work units: headline sizes with peers and the block-shape sweep,
-    dtypes at equal bytes, the size sweep, attempts. ``ref`` is how a worker finds the case."""
+    """The whole benchmark as work units: the block-shape sweep at the headline sizes, then every
+    SWEEP_SIZES size in every dtype as a unit "sweep" point (every stage, every peer, vec_peeled at
+    each candidate configuration), then attempts with other build options. ``ref`` is how a worker
+    finds the case. ``quick``: 8192x8192 float32 only (stages and peers, and its shape sweep)."""
     def size(r: int, c: int) -> tuple[tuple[str, int], ...]:
         return (("rows", r), ("cols", c))
 
-    headline = [(8192, 8192, "float32")] if quick else [
-        (8192, 8192, "float32"), (16384, 16384, "float32"),
-        (8192, 16384, "float16"), (8192, 4096, "float64"),
-    ]
-    points: list[SweepPoint] = []
-    for r, c, dt in headline:
-        points += [SweepPoint(ref, "size", size(r, c), dt, repeats=repeats),
-                   SweepPoint(ref, "shapes", size(r, c), dt, repeats=repeats)]
     if quick:
-        return points
-    tags = set(headline)
-    points += [SweepPoint(ref, "size", size(r, c), dt, peers=False, repeats=repeats)
-               for dt in ("float32", "float16", "float64") for r, c in SWEEP_SIZES if (r, c, dt) not in tags]
+        return [SweepPoint(ref, "size", size(8192, 8192), "float32", repeats=repeats),
+                SweepPoint(ref, "shapes", size(8192, 8192), "float32", repeats=repeats)]
+    points = [SweepPoint(ref, "shapes", size(r, c), dt, repeats=repeats) for r, c, dt in HEADLINE]
+    points += [SweepPoint(ref, "sweep", size(r, c), dt, repeats=repeats)
+               for dt in SWEEP_DTYPES for r, c in SWEEP_SIZES]
     points += [SweepPoint(ref, "size", size(8192, 8192), "float32", stages="vec", options=(opt,), suffix=f" [{opt}]",
                           peers=False, repeats=repeats) for opt in ("-maxrregcount=32",)]
     return points
 
 
 def bench_point(case: Case, point: SweepPoint) -> list[BenchRow]:
-    """One work unit of :func:`sweep_points` on this process's GPU."""
+    """One work unit of :func:`sweep_points` on this process's GPU: "shapes" (the block-shape
+    sweep), "sweep" (every stage and peer, vec_peeled's configuration chosen here) or "size"."""
     d = point.dims
     if point.unit == "shapes":
         return bench_shapes(case, d["rows"], d["cols"], point.dtype, repeats=point.repeats)
     stages = [s for s in case.manifest.stages if s.launch == point.stages] if point.stages else None
     return bench_size(case, d["rows"], d["cols"], point.dtype, repeats=point.repeats, with_peers=point.peers,
-                      stages=stages, options=point.options, suffix=point.suffix)
+                      stages=stages, options=point.options, suffix=point.suffix, configs=point.unit == "sweep")
 
 
 def run_all(case: Case, *, quick: bool = False, repeats: int = 30) -> list[BenchRow]:

@@ -12,8 +12,13 @@ VEC_DEEP_DEPTH = 2
 WORD_BYTES = {"unsigned int": 4, "uint2": 8, "uint4": 16}
 
 
+#: Launch kinds whose tile shape is a template parameter (micro-block rows, columns, threads).
+TUNED_LAUNCHES = ("vec_tuned", "vec_peeled")
+
+
 def tuned_shape(stage: Stage) -> tuple[int, int, int]:
-    """(micro-block rows, micro-block columns, threads per block) of a ``vec_tuned`` launch."""
+    """(micro-block rows, micro-block columns, threads per block) of a ``vec_tuned`` or
+    ``vec_peeled`` launch."""
     trc, tcc, nt = (int(a) for a in stage.targs)
     return trc, tcc, nt
 
@@ -23,7 +28,7 @@ def dynamic_smem_bytes(stage: Stage, dtype: str) -> int:
     v = 16 // ITEMSIZE[dtype]
     if stage.launch in ("vec_deep", "vec_colwalk"):
         return 32 * v * 8 * VEC_DEEP_DEPTH * 16
-    if stage.launch == "vec_tuned":
+    if stage.launch in TUNED_LAUNCHES:
         trc, tcc, _ = tuned_shape(stage)
         return trc * tcc * v * 16
     return 0
@@ -38,7 +43,7 @@ def launch_shape(stage: Stage, rows: int, cols: int, dtype: str, tile: int = 32)
         depth = VEC_DEEP_DEPTH
         gx, gy = (cols + 32 * v - 1) // (32 * v), (rows + 8 * v * depth - 1) // (8 * v * depth)
         return ((gx, gy) if stage.launch == "vec_deep" else (gy, gx)), (256,)
-    if stage.launch == "vec_tuned":
+    if stage.launch in TUNED_LAUNCHES:
         trc, tcc, nt = tuned_shape(stage)
         return (-(-rows // (trc * v)) * -(-cols // (tcc * v)),), (nt,)
     if stage.launch == "copy_wide":
