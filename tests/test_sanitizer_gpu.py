@@ -56,7 +56,10 @@ def test_the_two_classic_barrier_bugs_are_caught_and_the_correct_kernel_is_clean
     assert not recs["nosync"]["correct"]
     assert recs["nosync"]["racecheck"] != "clean", recs["nosync"]  # racecheck names the missing barrier
     assert not recs["barrier_in_bounds"]["correct"]
-    assert recs["barrier_in_bounds"]["synccheck"] != "clean", recs["barrier_in_bounds"]
+    # On the H200 (sm_90, 2025.3.1) synccheck reports nothing for the barrier inside the bounds
+    # check (sm_70+ lets a barrier complete without the exited threads); racecheck reports the
+    # shared-memory race it leaves (measured 2026-12-01: tests/data/sanitizer/broken-*.log).
+    assert recs["barrier_in_bounds"]["racecheck"] != "clean", recs["barrier_in_bounds"]
     for sid in ("padded", "copy"):
         assert recs[sid]["correct"] and recs[sid]["checked"], recs[sid]
         assert all(recs[sid][t] == "clean" for t in san.TOOLS), recs[sid]
