@@ -64,11 +64,14 @@ def test_racecheck_output_names_the_missing_barrier_stage_only():
     assert set(out.ended) >= {"padded", "nosync", "barrier_in_bounds", "copy"}
 
 
-def test_synccheck_output_names_the_barrier_inside_the_bounds_check():
-    out = san.parse_output("synccheck", _log("broken-synccheck.log"))
-    found = _by_stage(out)
-    assert "barrier_in_bounds" in found and "padded" not in found and "nosync" not in found, found
-    assert out.errors and out.errors > 0
+def test_synccheck_is_silent_on_sm90_where_racecheck_names_the_barrier_inside_the_bounds_check():
+    # Measured on the H200 (2025.3.1, sm_90): synccheck reports no error for the barrier inside the
+    # bounds check; racecheck reports the race it leaves, and the validation the wrong output.
+    sync = san.parse_output("synccheck", _log("broken-synccheck.log"))
+    assert sync.errors == 0 and not _by_stage(sync)
+    assert not sync.ended["barrier_in_bounds"]["correct"]
+    race = _by_stage(san.parse_output("racecheck", _log("broken-racecheck.log")))
+    assert "barrier_in_bounds" in race and "padded" not in race, race
 
 
 @pytest.mark.parametrize("tool", san.TOOLS)

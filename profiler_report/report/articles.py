@@ -47,7 +47,9 @@ def experiment_tables(case: Case | None, folder: Path) -> list[ExperimentTable]:
         elif capture is not None and isinstance(meta, dict) and meta.get("date_utc"):
             table.notes.append(f"Its own capture ({rep.name}): recorded {meta['date_utc']} on {meta.get('gpu', '?')} "
                                f"at commit {meta.get('commit', '?')}, ncu {meta.get('ncu_version', '?')}, "
-                               f"clock control {meta.get('clock_control', '?')}, {meta.get('ncu_options', '')}.")
+                               f"clock control {meta.get('clock_control', '?')}, "
+                               # ncu's comma-joined metric list, spaced so the line wraps on a narrow page
+                               f"{str(meta.get('ncu_options', '')).replace(',', ', ')}.")
         tables.append(table)
     return tables
 

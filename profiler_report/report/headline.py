@@ -92,5 +92,7 @@ def table_of_contents(page: Page) -> list[tuple[str, str]]:
     toc += [(f"stage-{s.id}", f"Stage {i}: {s.id}") for i, s in enumerate(page.stages, 1)]
     if page.validation:
         toc.append(("validation", "Correctness checks"))
+    if page.sanitizer_rows:
+        toc.append(("sanitizer", "compute-sanitizer"))
     toc.append(("sources", "Metric sources"))
     return toc
