@@ -220,7 +220,7 @@ def test_peers_table_gives_the_ratio_to_the_fastest_peer_at_the_same_size(h200_s
     stage = next((s, r) for s, r in headline if s["name"] == "naive")
     assert float(stage[1]["vs_best_peer"].rstrip("x")) == pytest.approx(stage[0]["gbps"] / fastest[0]["gbps"], abs=1e-3)
     # Every point of the sweep timed its own peers: each ratio is against the fastest peer there.
-    for (r_, c_, dt), pairs in by_size.items():
+    for pairs in by_size.values():
         timed = [s["gbps"] for s, _ in pairs if s["kind"] == "peer" and s["gbps"] == s["gbps"]]
         for s, r in pairs:
             if timed and s["kind"] == "stage" and s["gbps"] == s["gbps"]:

@@ -19,8 +19,8 @@ import pytest
 from conftest import DATA, F32
 from fakes import install_fake_gpu
 
-from profiler_report.cases import get_case
 from profiler_report.analysis.sanitizer import sanitizer_text, stage_text, summary_entry
+from profiler_report.cases import get_case
 from profiler_report.errors import KernelIncorrectError, SanitizerNotFoundError
 from profiler_report.live import sanitizer as san
 from profiler_report.live.config import RunConfig
