@@ -59,7 +59,8 @@ def parse_dims(values: tuple[str, ...]) -> dict[str, int]:
     for v in values:
         dim, sep, n = v.partition("=")
         if not sep or not dim.strip() or not n.strip().isdigit():
-            raise InputError(f"--size {v!r} is not DIM=N", "e.g. --size rows=4096")
+            raise InputError(f"--size {v!r} is not DIM=N with N >= 0",
+                             "one --size per dimension, e.g. --size rows=4096 --size cols=8192")
         out[dim.strip()] = int(n)
     return out
 

@@ -287,6 +287,9 @@ HEADLINE: tuple[Column, ...] = (
            M("dram__bytes_read.sum.pct_of_peak_sustained_elapsed"), gate=False, why_not_gated=SINGLE_LAUNCH),
 )
 HEADLINE_BY_NAME = {c.name: c for c in HEADLINE}
+#: Columns that rest on one profiled launch's duration (why_not_gated SINGLE_LAUNCH): never gated,
+#: never flagged by diff; time is judged on event timings.
+SINGLE_LAUNCH_COLUMNS = tuple(c.name for c in HEADLINE if c.why_not_gated == SINGLE_LAUNCH)
 
 #: Event-timing columns, filled from timings.json (live runs). The work model (bytes moved per
 #: launch) is the case's: 2 * rows * cols * itemsize for the transpose.

@@ -30,6 +30,9 @@ def test_diff_good_vs_regressed_flags_the_conflicts(good_run, regressed_run):
     assert not any(stage in ("naive", "smem", "padded") for stage, _ in flagged)
     dur = frame[(frame["stage"] == "unrolled") & (frame["metric"] == "duration_us")].iloc[0]
     assert dur["change"] > 1 and not dur["flagged"]  # single profiled launch: shown, never flagged
+    # Every column resting on one profiled launch's duration, DRAM read throughput too.
+    single = frame[frame["metric"].isin(["dram_throughput_gbps", "dram_read_gbps", "dram_read_pct_peak"])]
+    assert not single.empty and not single["flagged"].any()
 
 
 def test_cli_diff(monkeypatch, capsys):

@@ -83,7 +83,8 @@ def test_raw_bank_conflict_counters_are_refused(name):
         parse_rule(f"{name} == 0", "t")
 
 
-@pytest.mark.parametrize("name", ["duration_us", "gpu__time_duration.sum", "dram_throughput_gbps"])
+@pytest.mark.parametrize("name", ["duration_us", "gpu__time_duration.sum", "dram_throughput_gbps", "dram_read_gbps",
+                                  "dram_read_pct_peak"])
 def test_single_profiled_durations_are_refused(name):
     with refused("single profiled launch.*`duration`"):
         parse_rule(f"{name} <= 40", "t")

@@ -18,7 +18,7 @@ import pandas as pd
 
 from profiler_report.capture.model import Capture
 from profiler_report.errors import InputError
-from profiler_report.metrics import HEADLINE, TIMING_COLUMNS, Column
+from profiler_report.metrics import HEADLINE, SINGLE_LAUNCH_COLUMNS, TIMING_COLUMNS, Column
 from profiler_report.util.fmt import fmt_value
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ DIFF_METRICS: tuple[str, ...] = tuple(
 )
 
 
-SINGLE_LAUNCH_TIME = ("duration_us", "dram_throughput_gbps", "dram_throughput_pct_peak")
+SINGLE_LAUNCH_TIME = SINGLE_LAUNCH_COLUMNS
 
 
 DIFF_COLUMNS = ["stage", "metric", "unit", "old", "new", "change", "flagged", "note"]

@@ -41,7 +41,7 @@ from typing import Any
 
 from profiler_report.errors import ThresholdsError
 from profiler_report.gate.rules import ALIASES, TIMING_BY_NAME, Rule, canon_unit, convert_unit
-from profiler_report.metrics import HEADLINE, HEADLINE_BY_NAME, TIMING_COLUMNS
+from profiler_report.metrics import HEADLINE, HEADLINE_BY_NAME, SINGLE_LAUNCH_COLUMNS, TIMING_COLUMNS
 
 #: Default thresholds file, looked up in the current directory.
 DEFAULT_THRESHOLDS = Path("thresholds.toml")
@@ -87,7 +87,7 @@ _SINGLE_TIME_MSG = ("comes from a single profiled launch (gpu__time_duration und
 REFUSED = (
     (re.compile(r"^bank_conflicts_(ld|st)_raw$"), _CONFLICT_MSG),
     (re.compile(r"^l1tex__data_bank_conflicts_pipe_lsu"), _CONFLICT_MSG),
-    (re.compile(r"^(duration_us|dram_throughput_gbps|dram_throughput_pct_peak)$"), _SINGLE_TIME_MSG),
+    (re.compile("^(" + "|".join(SINGLE_LAUNCH_COLUMNS) + ")$"), _SINGLE_TIME_MSG),
     (re.compile(r"^gpu__time_duration"), _SINGLE_TIME_MSG),
 )
 
