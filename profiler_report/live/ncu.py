@@ -37,6 +37,22 @@ NCU_GLOBS = (
 )
 
 
+def find_executable(name: str, env_var: str, env: dict[str, str] | None = None,
+                    globs: Sequence[str] = ()) -> str | None:
+    """Path of a CUDA tool: $``env_var``, then PATH, $CUDA_HOME/bin, then ``globs`` (newest
+    first); None when none holds an executable ``name``. ``env`` defaults to the process
+    environment; an ``env`` without PATH searches no PATH."""
+    env = dict(os.environ if env is None else env)
+    candidates = [env.get(env_var, "")]
+    if env.get("PATH"):
+        candidates.append(shutil.which(name, path=env["PATH"]) or "")
+    if env.get("CUDA_HOME"):
+        candidates.append(os.path.join(env["CUDA_HOME"], "bin", name))
+    for pattern in globs:
+        candidates.extend(sorted(glob.glob(pattern), reverse=True))
+    return next((c for c in candidates if c and os.path.isfile(c) and os.access(c, os.X_OK)), None)
+
+
 def find_ncu(explicit: str | None = None, env: dict[str, str] | None = None,
              globs: Sequence[str] = NCU_GLOBS) -> str:
     """Path of the ``ncu`` executable: ``explicit``, then $NCU, PATH, $CUDA_HOME/bin, ``globs``.
@@ -46,21 +62,13 @@ def find_ncu(explicit: str | None = None, env: dict[str, str] | None = None,
     Raises:
         NcuNotFoundError: none of them holds an executable ncu.
     """
-    env = dict(os.environ if env is None else env)
     if explicit:
         if os.path.isfile(explicit) and os.access(explicit, os.X_OK):
             return explicit
         raise NcuNotFoundError(f"--ncu {explicit} is not an executable file")
-    candidates = [env.get("NCU", "")]
-    if env.get("PATH"):
-        candidates.append(shutil.which("ncu", path=env["PATH"]) or "")
-    if env.get("CUDA_HOME"):
-        candidates.append(os.path.join(env["CUDA_HOME"], "bin", "ncu"))
-    for pattern in globs:
-        candidates.extend(sorted(glob.glob(pattern), reverse=True))
-    for c in candidates:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return c
+    found = find_executable("ncu", "NCU", env, globs)
+    if found:
+        return found
     where = ", ".join(globs[:3]) or "no install folder"
     raise NcuNotFoundError(f"Nsight Compute (ncu) was not found on PATH, $NCU, $CUDA_HOME/bin or in {where}")
 

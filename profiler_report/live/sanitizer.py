@@ -18,11 +18,8 @@ folder (:data:`SCHEMA`) plus each tool's raw output as ``sanitizer-<tool>.log``.
 
 from __future__ import annotations
 
-import glob
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -32,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from profiler_report.errors import SanitizerNotFoundError
+from profiler_report.live.ncu import find_executable
 
 #: The tools every stage runs under, in order.
 TOOLS = ("memcheck", "racecheck", "synccheck")
@@ -65,16 +63,8 @@ def find_sanitizer(env: dict[str, str] | None = None, globs: Sequence[str] | Non
     """Path of ``compute-sanitizer``: $COMPUTE_SANITIZER, PATH, $CUDA_HOME/bin, ``globs`` (default
     :data:`SANITIZER_GLOBS`; the way :func:`profiler_report.live.ncu.find_ncu` looks for ncu);
     None when none holds one."""
-    env = dict(os.environ if env is None else env)
-    globs = SANITIZER_GLOBS if globs is None else globs
-    candidates = [env.get("COMPUTE_SANITIZER", "")]
-    if env.get("PATH"):
-        candidates.append(shutil.which("compute-sanitizer", path=env["PATH"]) or "")
-    if env.get("CUDA_HOME"):
-        candidates.append(os.path.join(env["CUDA_HOME"], "bin", "compute-sanitizer"))
-    for pattern in globs:
-        candidates.extend(sorted(glob.glob(pattern), reverse=True))
-    return next((c for c in candidates if c and os.path.isfile(c) and os.access(c, os.X_OK)), None)
+    return find_executable("compute-sanitizer", "COMPUTE_SANITIZER", env,
+                           SANITIZER_GLOBS if globs is None else globs)
 
 
 NOT_FOUND = "compute-sanitizer not found on PATH, $COMPUTE_SANITIZER, $CUDA_HOME/bin or /usr/local/cuda*/bin"
