@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +120,31 @@ def default_thresholds():
     from profiler_report import gate
 
     return gate.load_thresholds(Path(__file__).resolve().parent.parent / "thresholds.toml")
+
+
+# The Dask tests' fixtures (test_fanout.py, test_profiled_sweep.py): the fakes' control folder
+# and a LocalCluster of two worker processes, one each per test module.
+@pytest.fixture(scope="module")
+def control(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """FAKE_FANOUT_DIR: the folder of the fakes' controls and logs (tests/fakes.py)."""
+    folder = tmp_path_factory.mktemp("fanout")
+    old = os.environ.get("FAKE_FANOUT_DIR")
+    os.environ["FAKE_FANOUT_DIR"] = str(folder)  # before the workers start: they inherit it
+    yield folder
+    if old is None:
+        del os.environ["FAKE_FANOUT_DIR"]
+    else:
+        os.environ["FAKE_FANOUT_DIR"] = old
+
+
+@pytest.fixture(scope="module")
+def cluster(control: Path) -> Iterator[Any]:
+    import dask
+    import distributed
+
+    # A lost worker fails its task at once (Dask's default reschedules it up to 3 times itself),
+    # so the fan-out's own retry is what brings the point back.
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                     silence_logs=40) as local:
+        yield local

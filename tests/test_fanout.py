@@ -28,30 +28,6 @@ def points(tag: int, count: int = 4) -> list[SweepPoint]:
             for i in range(count)]
 
 
-@pytest.fixture(scope="module")
-def control(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    folder = tmp_path_factory.mktemp("fanout")
-    old = os.environ.get("FAKE_FANOUT_DIR")
-    os.environ["FAKE_FANOUT_DIR"] = str(folder)  # before the workers start: they inherit it
-    yield folder
-    if old is None:
-        del os.environ["FAKE_FANOUT_DIR"]
-    else:
-        os.environ["FAKE_FANOUT_DIR"] = old
-
-
-@pytest.fixture(scope="module")
-def cluster(control: Path) -> Iterator[Any]:
-    import dask
-
-    # A lost worker fails its task at once (Dask's default reschedules it up to 3 times itself),
-    # so the fan-out's own retry is what brings the point back.
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
-            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                     silence_logs=40) as local:
-        yield local
-
-
 @pytest.fixture
 def client(cluster: Any, control: Path) -> Iterator[Any]:
     for f in control.iterdir():

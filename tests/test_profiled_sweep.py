@@ -28,29 +28,6 @@ DATA = Path(__file__).parent / "data"
 STAGES = "unrolled,vec_deep"
 
 
-@pytest.fixture(scope="module")
-def control(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    folder = tmp_path_factory.mktemp("sweep")
-    old = os.environ.get("FAKE_FANOUT_DIR")
-    os.environ["FAKE_FANOUT_DIR"] = str(folder)  # before the workers start: they inherit it
-    yield folder
-    if old is None:
-        del os.environ["FAKE_FANOUT_DIR"]
-    else:
-        os.environ["FAKE_FANOUT_DIR"] = old
-
-
-@pytest.fixture(scope="module")
-def cluster(control: Path) -> Iterator[Any]:
-    import dask
-
-    # A lost worker fails its task at once, so the fan-out's own retry is what brings it back.
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
-            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                     silence_logs=40) as local:
-        yield local
-
-
 @pytest.fixture
 def client(cluster: Any, control: Path) -> Iterator[Any]:
     with distributed.Client(cluster) as c:
