@@ -69,13 +69,13 @@ def test_bad_vec_tuned_template_is_one_clear_error(tmp_path, template):
         load_manifest(_manifest_with_template(tmp_path, template))
 
 
-def _manifest_with_peeled_template(tmp_path, template: str):
-    """stages.toml with only vec_peeled's template (the last `template =` line) replaced."""
+def _manifest_with_peeled_template(tmp_path, template: str, stage: str = "vec_peeled"):
+    """stages.toml with only ``stage``'s template (its `template =` line) replaced."""
     from profiler_report.util.resources import resource_dir as rd
 
     text = (rd("kernels") / "transpose" / "stages.toml").read_text()
-    block = re.search(r'\[\[stage\]\]\nid = "vec_peeled"\n.*?(?=\n\[\[stage\]\]|\Z)', text, re.S)
-    assert block, "stages.toml has no vec_peeled stage"
+    block = re.search(rf'\[\[stage\]\]\nid = "{stage}"\n.*?(?=\n\[\[stage\]\]|\Z)', text, re.S)
+    assert block, f"stages.toml has no {stage} stage"
     new_block, n = re.subn(r"^template = .*$", f"template = {template}", block.group(0), count=1, flags=re.M)
     assert n == 1
     (tmp_path / "transpose.cu").write_text((rd("kernels") / "transpose" / "transpose.cu").read_text())
@@ -95,3 +95,15 @@ def test_vec_peeled_tiles_past_32_are_one_clear_error(tmp_path, template):
     # [64, 16, 512] is a valid vec_tuned shape; vec_peeled's realignment shuffles need <= 32.
     with pytest.raises(InputError, match="stage vec_peeled: tile shape"):
         load_manifest(_manifest_with_peeled_template(tmp_path, template))
+
+
+@pytest.mark.parametrize("template", ["[32, 16, 256]", "[16, 16, 512]", "[32, 12, 384]", "[32, 64, 2048]"])
+def test_vec_realigned_needs_a_warp_per_v_output_rows(tmp_path, template):
+    # [32, 16, 256] is a valid vec_peeled shape; vec_realigned's threads must be 32 x its columns.
+    with pytest.raises(InputError, match="stage vec_realigned: tile shape"):
+        load_manifest(_manifest_with_peeled_template(tmp_path, template, "vec_realigned"))
+
+
+def test_vec_realigned_template_is_the_shape_nvrtc_compiles(tmp_path):
+    m = load_manifest(_manifest_with_peeled_template(tmp_path, "[32, 8, 256]", "vec_realigned"))
+    assert m.stage("vec_realigned").name_expression("float") == "transpose_vec_realigned<float,32,8,256>"

@@ -16,9 +16,9 @@ from profiler_report.gate.grammar import parse_thresholds
 
 def test_good_capture_passes_every_count_rule(good_run, default_thresholds):
     results = gate.check_run(default_thresholds, good_run)
-    # The fixture was recorded before the vec_tuned and vec_peeled stages existed: their optional
-    # rules are skipped.
-    later = {"vec_tuned", "vec_peeled"}
+    # The fixture was recorded before the vec_tuned, vec_peeled and vec_realigned stages existed:
+    # their optional rules are skipped.
+    later = {"vec_tuned", "vec_peeled", "vec_realigned"}
     assert {r.stage for r in results if r.verdict == "skipped"} == later
     counted = [r for r in results if r.metric != "event_median_us" and r.stage not in later]
     assert counted and all(r.verdict == "pass" for r in counted), [r.message for r in counted if r.verdict != "pass"]
@@ -36,7 +36,8 @@ def test_regressed_capture_fails_the_conflict_rule(regressed_run, default_thresh
     assert [(r.stage, r.rule) for r in failed] == [("unrolled", "shared_excessive_wavefronts == 0")]
     assert failed[0].measured == 16252928
     skipped = {r.stage for r in results if r.verdict == "skipped"}
-    assert skipped == {"vec_padded", "vec_swizzled", "vec_deep", "vec_colwalk", "vec_tuned", "vec_peeled"}
+    assert skipped == {"vec_padded", "vec_swizzled", "vec_deep", "vec_colwalk", "vec_tuned", "vec_peeled",
+                       "vec_realigned"}
     assert gate.exit_code(results, "warn") == 1
 
 

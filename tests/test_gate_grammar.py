@@ -201,6 +201,7 @@ def test_default_thresholds_state_the_staged_transpose(default_thresholds):
     # vec_swizzled is not measurably faster than vec_padded on the H200: deliberately no time rule.
     assert not [r.text for r in default_thresholds.rules if r.stage == "vec_swizzled" and r.kind == "timing"]
     optional = {r.stage for r in default_thresholds.rules if r.optional}
-    assert optional == {"vec_padded", "vec_swizzled", "vec_deep", "vec_colwalk", "vec_tuned", "vec_peeled"}
+    assert optional == {"vec_padded", "vec_swizzled", "vec_deep", "vec_colwalk", "vec_tuned", "vec_peeled",
+                        "vec_realigned"}
 
 

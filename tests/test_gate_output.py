@@ -8,7 +8,7 @@ from profiler_report import gate
 def test_junit_under_missing_warn_marks_not_measured_skipped(regressed_run, default_thresholds):
     tree = gate.junit_tree(gate.check_run(default_thresholds, regressed_run), missing="warn")
     root = tree.getroot()
-    assert (root.get("failures"), root.get("skipped")) == ("1", "21")  # 18 skipped + 3 not measured
+    assert (root.get("failures"), root.get("skipped")) == ("1", "24")  # 21 skipped + 3 not measured
 
 
 def test_write_atomic_leaves_no_temporary(tmp_path):
@@ -30,7 +30,7 @@ def test_markdown_names_the_failure_and_has_a_row_per_rule(regressed_run, defaul
     results = gate.check_run(default_thresholds, regressed_run)
     text = gate.results_markdown(results, "warn", "R.ncu-rep", "thresholds.toml")
     assert text.startswith("### profiler-report check: FAILED\n")
-    assert "`R.ncu-rep` against `thresholds.toml`: 7 passed, 1 failed, 3 not measured, 18 skipped" in text
+    assert "`R.ncu-rep` against `thresholds.toml`: 7 passed, 1 failed, 3 not measured, 21 skipped" in text
     rows = _md_rows(text)
     assert rows[0] == ["stage", "rule", "measured", "limit", "verdict", "why"]
     assert rows[1] == ["---", "---", "---:", "---:", "---", "---"]

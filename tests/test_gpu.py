@@ -74,8 +74,8 @@ def test_timing_is_sane():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
-def test_vec_peeled_candidate_configurations_are_exact_at_odd_shapes(dtype):
-    # The sweep times vec_peeled at each candidate; each must be exact before its speed means anything.
+def test_candidate_configurations_are_exact_at_odd_shapes(dtype):
+    # The sweep times vec_realigned at each candidate; each must be exact before its speed means anything.
     from profiler_report.cases.transpose.bench import config_stages
     from profiler_report.live.kernels import Kernels, compile_module, validate
 
@@ -83,7 +83,7 @@ def test_vec_peeled_candidate_configurations_are_exact_at_odd_shapes(dtype):
     module, names = compile_module(CASE, dtype, extra=extra)
     k = Kernels(module, names, dtype, CASE)
     for st in extra:
-        for rows, cols in ((1, 1), (31, 65), (4097, 33), (7919, 127), (257, 129)):
+        for rows, cols in ((1, 1), (31, 65), (4097, 33), (7919, 127), (257, 129), (131, 999)):
             v = validate(k, st, {"rows": rows, "cols": cols}, seed=rows)
             assert v.correct, v.message
 
@@ -91,14 +91,15 @@ def test_vec_peeled_candidate_configurations_are_exact_at_odd_shapes(dtype):
 def test_a_sweep_point_chooses_a_configuration_and_no_peer_beats_memcpy():
     # One real "sweep" point at a DRAM-sized odd shape in float64 (where JAX once cast to float32):
     # every configuration exact, the chosen one named, and no row faster than memcpy beyond the spread.
-    from profiler_report.cases.transpose.bench import bench_size
+    from profiler_report.cases.transpose.bench import CONFIG_LAUNCH, bench_size
 
     rows = bench_size(CASE, 4097, 8191, "float64", repeats=20, configs=True)
     assert {r.resident for r in rows} == {"DRAM"} and {r.ceiling for r in rows} == {"memcpy"}
     configs = [r for r in rows if r.kind == "config"]
     assert configs and not [r.name for r in configs if r.note.startswith("WRONG")]
     assert sum(r.chosen for r in configs) == 1
-    stage = next(r for r in rows if r.name == "vec_peeled")
+    chosen = next(s for s in CASE.manifest.stages if s.launch == CONFIG_LAUNCH)
+    stage = next(r for r in rows if r.name == chosen.id)
     assert stage.config == next(r.config for r in configs if r.chosen)
     assert not [r.name for r in rows if "SUSPECT" in r.note]
     jax = next(r for r in rows if r.name == "jax.jit transpose")

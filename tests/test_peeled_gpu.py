@@ -1,5 +1,6 @@
-"""GPU tests (marker ``gpu``): ``vec_peeled`` bit for bit at the odd shapes of issue 13, in every
-dtype and at every tile shape the bench may choose, plus an unaligned base (a view one element in)."""
+"""GPU tests (marker ``gpu``): the every-shape stages ``vec_peeled`` and ``vec_realigned`` bit for bit
+at the odd shapes of issue 13, in every dtype and at two configurations each, plus an unaligned base
+(a view one element in)."""
 
 from __future__ import annotations
 
@@ -8,33 +9,37 @@ from dataclasses import replace
 import pytest
 
 from profiler_report.cases import get_case
+from profiler_report.cases.transpose.launch import dynamic_smem_bytes
 
 CASE = get_case("transpose")
 
 pytestmark = pytest.mark.gpu
 
-#: Odd and prime shapes: 1x1, a tile edge in both directions, rows of 4097, 8191x8193, prime x prime.
-SHAPES = [(1, 1), (31, 65), (4097, 33), (4097, 8191), (8191, 8193), (7919, 7907)]
+#: Odd and prime shapes: 1x1, a tile edge in both directions, rows of 4097, 8191x8193, prime x prime;
+#: and bottom tiles of 1, 3 and 5 rows (vec_realigned's halo runs past the matrix in the tile above).
+SHAPES = [(1, 1), (31, 65), (4097, 33), (4097, 8191), (8191, 8193), (7919, 7907), (131, 999), (257, 129),
+          (261, 37)]
 #: The manifest's configuration and the smallest one (the bench's other candidates are checked at
 #: every sweep point before they are timed, and by tests/test_gpu.py).
 CONFIGS = [(32, 16, 512), (32, 8, 256)]
 MAX_DYNAMIC_SMEM = 232448
 
 
-@pytest.fixture(scope="module", params=["float16", "float32", "float64"])
+@pytest.fixture(scope="module", params=[(d, s) for d in ("float16", "float32", "float64")
+                                        for s in ("vec_peeled", "vec_realigned")])
 def peeled(request):
     from profiler_report.live.kernels import Kernels, compile_module
 
-    dtype, v = request.param, 16 // {"float16": 2, "float32": 4, "float64": 8}[request.param]
-    base = next(s for s in CASE.manifest.stages if s.launch == "vec_peeled")
-    stages = [replace(base, id=f"vec_peeled {c}", targs=tuple(str(x) for x in c))
-              for c in CONFIGS if c[0] * c[1] * v * 16 <= MAX_DYNAMIC_SMEM]
+    dtype, launch = request.param
+    base = next(s for s in CASE.manifest.stages if s.launch == launch)
+    stages = [replace(base, id=f"{base.id} {c}", targs=tuple(str(x) for x in c)) for c in CONFIGS]
+    stages = [s for s in stages if dynamic_smem_bytes(s, dtype) <= MAX_DYNAMIC_SMEM]
     module, names = compile_module(CASE, dtype, extra=tuple(stages))
     return Kernels(module, names, dtype, CASE), stages
 
 
 @pytest.mark.parametrize(("rows", "cols"), SHAPES)
-def test_vec_peeled_is_exact_at_odd_shapes(peeled, rows, cols):
+def test_every_shape_stages_are_exact_at_odd_shapes(peeled, rows, cols):
     from profiler_report.live.kernels import validate
 
     k, stages = peeled
@@ -43,7 +48,7 @@ def test_vec_peeled_is_exact_at_odd_shapes(peeled, rows, cols):
         assert v.correct, v.message
 
 
-def test_vec_peeled_is_exact_on_an_unaligned_base(peeled):
+def test_every_shape_stages_are_exact_on_an_unaligned_base(peeled):
     # A view one element into its allocation: the kernel's element path, checked like the rest.
     from profiler_report.live.gpu import import_cupy, poison
 

@@ -73,13 +73,15 @@ def _rows(rows: list[BenchRow], kind: str) -> list[BenchRow]:
     return [r for r in rows if r.kind == kind]
 
 
-#: The manifest's vec_peeled configuration and another candidate (the one made fastest below).
-DEFAULT = next(s for s in CASE.manifest.stages if s.launch == "vec_peeled").targs
-OTHER = next(tuple(map(str, c)) for c in bench.PEELED_CONFIGS if tuple(map(str, c)) != DEFAULT)
+#: The stage whose configuration the sweep chooses (vec_realigned), the manifest's configuration
+#: of it and another candidate (the one made fastest below).
+CHOSEN = next(s for s in CASE.manifest.stages if s.launch == bench.CONFIG_LAUNCH)
+DEFAULT = CHOSEN.targs
+OTHER = next(tuple(map(str, c)) for c in bench.CONFIGS if tuple(map(str, c)) != DEFAULT)
 
 
 def _expr(targs: tuple[str, ...]) -> str:
-    return f"transpose_vec_peeled<float,{','.join(targs)}>"
+    return f"{CHOSEN.kernel}<float,{','.join(targs)}>"
 
 
 def _cfg(targs: tuple[str, ...]) -> str:
@@ -93,21 +95,21 @@ def test_every_candidate_is_timed_and_the_fastest_beyond_the_spread_runs(monkeyp
     _install(monkeypatch, TIMES, l2_bytes=0)
     rows = bench.bench_size(CASE, 33, 65, "float32", repeats=20, warmup=1, buffers=1, with_peers=False, configs=True)
     configs = _rows(rows, "config")
-    assert [r.config for r in configs] == [f"[{a},{b},{t}]" for a, b, t in bench.PEELED_CONFIGS]
+    assert [r.config for r in configs] == [f"[{a},{b},{t}]" for a, b, t in bench.CONFIGS]
     assert [r.config for r in configs if r.chosen] == [_cfg(OTHER)]  # default's p10 10.84 above 10.76
-    (stage,) = [r for r in rows if r.name == "vec_peeled"]
+    (stage,) = [r for r in rows if r.name == CHOSEN.id]
     assert stage.kind == "stage" and stage.config == _cfg(OTHER) and stage.median_us == pytest.approx(10.6)
     assert "slower beyond the spread" in stage.note
     # The manifest's stage is not timed twice: its configuration is one of the candidates.
-    assert sum(r.name.startswith("vec_peeled") and r.kind == "stage" for r in rows) == 1
+    assert sum(r.name.startswith(CHOSEN.id) and r.kind == "stage" for r in rows) == 1
 
 
 def test_the_default_is_kept_within_the_spread_and_a_wrong_candidate_never_wins(monkeypatch):
-    bad_cfg = next(tuple(map(str, c)) for c in bench.PEELED_CONFIGS if tuple(map(str, c)) not in (DEFAULT, OTHER))
+    bad_cfg = next(tuple(map(str, c)) for c in bench.CONFIGS if tuple(map(str, c)) not in (DEFAULT, OTHER))
     times = {**TIMES, _expr(DEFAULT): 10.75, _expr(bad_cfg): 1.0}  # default's p10 10.59 <= fastest's p90 10.76
     _install(monkeypatch, times, l2_bytes=0, wrong={_expr(bad_cfg)})
     rows = bench.bench_size(CASE, 31, 65, "float32", repeats=20, warmup=1, buffers=1, with_peers=False, configs=True)
-    stage = next(r for r in rows if r.name == "vec_peeled")
+    stage = next(r for r in rows if r.name == CHOSEN.id)
     assert stage.config == _cfg(DEFAULT) and "default" in stage.note
     bad = next(r for r in rows if r.config == _cfg(bad_cfg))
     assert bad.note.startswith("WRONG") and math.isnan(bad.gbps) and not bad.chosen
@@ -162,14 +164,14 @@ def test_the_sweep_table_names_the_configuration_that_ran(monkeypatch):
 
     _install(monkeypatch, TIMES, l2_bytes=0)
     rows = bench.bench_size(CASE, 33, 65, "float32", repeats=20, warmup=1, buffers=1, with_peers=False, configs=True)
-    stage = next(r for r in rows if r.name == "vec_peeled")
+    stage = next(r for r in rows if r.name == CHOSEN.id)
     peer = replace(stage, name="a peer (test value)", kind="peer", config="", median_us=10.0, p10_us=9.9, p90_us=10.1,
                    gbps=stage.gbps * 1.06)
     table = sweep_table([asdict(r) for r in [*rows, peer]])
     (row,) = table.to_dict("records")
-    assert stage_label(row) == f"vec_peeled {_cfg(OTHER)}" and row["ceiling"] == "memcpy"
+    assert stage_label(row) == f"{CHOSEN.id} {_cfg(OTHER)}" and row["ceiling"] == "memcpy"
     assert row["vs_peer"] == pytest.approx(1 / 1.06)
-    assert "a peer (test value) is faster than vec_peeled" in sweep_verdicts(table)[1]
+    assert f"a peer (test value) is faster than {CHOSEN.id}" in sweep_verdicts(table)[1]
     assert "by 6.0 %" in sweep_verdicts(table)[1] and "beyond the spread" in sweep_verdicts(table)[1]
 
 

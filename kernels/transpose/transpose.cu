@@ -737,6 +737,179 @@ __global__ void __launch_bounds__(NT, (peeled_min_blocks<T, TRC, TCC, NT>())) tr
 }
 // end stage
 
+// stage: vec_realigned
+// vec_peeled realigns in registers and is issue-bound at odd shapes (ncu: 4x the instructions of
+// the aligned case). Here the realignment is an addressing problem instead: the aligned 16-byte
+// chunks that cover each input row segment go to shared memory untouched (cp.async, no register),
+// and each output chunk is gathered element by element from wherever its V elements landed. Each
+// aligned output chunk is written whole, once, by the tile that holds its first element: the tile
+// reads V - 1 input rows past its own (a halo) so that its last chunk of every output row is
+// complete, and no chunk is shared with a neighbouring tile.
+
+template <typename T, int TRC, int TCC, int NT>
+__device__ __forceinline__ void realigned_elements(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    // Bases not 16-byte aligned (a view into another array): the tile element by element.
+    constexpr int V = 16 / sizeof(T);
+    const int tiles_r = (rows + TRC * V - 1) / (TRC * V);
+    const int r0 = (blockIdx.x % tiles_r) * TRC * V, c0 = (blockIdx.x / tiles_r) * TCC * V;
+    for (int idx = threadIdx.x; idx < TRC * V * TCC * V; idx += NT) {
+        const int r = r0 + idx % (TRC * V), c = c0 + idx / (TRC * V);
+        if (r < rows && c < cols) out[(long long)c * rows + r] = in[(long long)r * cols + c];
+    }
+}
+
+template <unsigned V>
+__device__ __forceinline__ unsigned realigned_swizzle(unsigned ri)
+{
+    // The chunk slot of staged row ri is XORed with this: the V rows one output chunk gathers from
+    // are V apart, and without it the lanes' rows would share a bank group (measured without it at
+    // 8191x8193: 66 % of memcpy in float32 instead of 89 %). Period 32 rows, the rows between one
+    // thread's loads (and between its output chunks).
+    return ((ri / V) * (V == 8 ? 2 : 1)) & 7;
+}
+
+__device__ __forceinline__ void cp_async16_full(unsigned smem_addr, const void* gmem)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr), "l"(gmem));
+}
+
+__device__ __forceinline__ void cp_async16_clamped(unsigned smem_addr, const void* in, long long a_bytes, long long n_bytes)
+{
+    // The chunk at byte a_bytes of an n_bytes array, zero-filled past its end (the matrix's last row).
+    const long long left = n_bytes - a_bytes;
+    const int bytes = left >= 16 ? 16 : left > 0 ? (int)left : 0;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr),
+                 "l"(static_cast<const char*>(in) + (bytes ? a_bytes : 0)), "r"(bytes));
+}
+
+template <typename T, int TRC = 32, int TCC = 8, int NT = 256>
+__global__ void __launch_bounds__(NT, 1536 / NT) transpose_vec_realigned(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    // 1536 / NT blocks per SM: at most 40 registers (at 512 threads the compiler's own choice, 43 to
+    // 64, left 2 blocks resident: 85.7 % of memcpy at 8191x8193 float32 instead of 92.9 %).
+    // Alignment is to 32-byte sectors (A = 2V elements), on both sides: every 8-lane cp.async
+    // wavefront reads 4 whole sectors, and every warp store writes whole sectors, so L2 moves no
+    // partial or twice-read sectors inside a tile (ncu at 8191x8193 float32 with 16-byte alignment:
+    // 1.6x the L2 read sectors of 8192x8192 and L2 throughput at 91 %).
+    constexpr unsigned V = 16 / sizeof(T), S = sizeof(T), A = 2 * V;
+    constexpr unsigned RIN = TRC * V + A - 1;  // staged input rows: the tile's and the halo
+    // Staged rows come in groups of 32: TCC chunks each (rows 128-byte multiples apart, so a
+    // cp.async wavefront fills one shared line), then two chunks per row for the sector past a
+    // shifted segment. Rows 32 apart are a group apart: one thread's rows.
+    constexpr unsigned GROUP = 32 * TCC + 64;  // chunk slots per 32 staged rows
+    constexpr unsigned QSTEP = GROUP * 16;     // bytes between staged rows 32 apart
+    constexpr unsigned RPI = NT / TCC;         // rows one load pass covers
+    static_assert(TRC == 32 && TCC % 8 == 0 && NT == 32 * TCC, "tile shape");
+    union Chunk { uint4 u; T e[V]; };
+    extern __shared__ uint4 smem[];
+    if (((reinterpret_cast<size_t>(in) | reinterpret_cast<size_t>(out)) & 15) != 0) {
+        realigned_elements<T, TRC, TCC, NT>(in, out, rows, cols);
+        return;
+    }
+    const unsigned urows = rows, ucols = cols;
+    const unsigned tiles_r = (urows + TRC * V - 1) / (TRC * V);
+    const unsigned r0 = (blockIdx.x % tiles_r) * TRC * V, c0 = (blockIdx.x / tiles_r) * TCC * V;
+    const unsigned cm = ucols % A, rm = urows % A;
+    const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    // Phase 1: staged row ri holds the chunks from the sector at or before element (r0 + ri, c0):
+    // row r's segment starts m = (r * cols) % A elements into it. Halo rows are loaded only when
+    // output rows start off a sector (rows % A != 0), the extra sector only when m != 0. A thread
+    // loads chunk jr of rows ri0, ri0 + 32, ...: all with its m and its swizzle.
+    const unsigned nr = min(rm ? RIN : TRC * V, urows - r0);
+    // A chunk can run past the array's end only in the last two rows, or when cols is under a tile.
+    const bool wide = TCC * V + A <= ucols;
+    const long long nbytes = (long long)rows * cols * S;
+    {
+        const unsigned jr = threadIdx.x % TCC, ri0 = threadIdx.x / TCC;
+        const unsigned m = ((ri0 % A) * cm) % A;
+        const long long a0 = (long long)(r0 + ri0) * cols + c0 - m + V * jr;
+        const unsigned dst = sbase + (ri0 * TCC + (jr ^ realigned_swizzle<V>(ri0))) * 16;  // ri0 < RPI = 32
+#pragma unroll
+        for (unsigned it = 0; it < (RIN + RPI - 1) / RPI; ++it) {
+            const unsigned ri = ri0 + RPI * it;
+            if (ri < nr) {
+                const long long a = a0 + (long long)(RPI * it) * cols;
+                if (wide && r0 + ri + 2 <= urows) cp_async16_full(dst + it * QSTEP, in + a);
+                else cp_async16_clamped(dst + it * QSTEP, in, a * S, nbytes);
+            }
+        }
+        if (cm) {
+#pragma unroll
+            for (unsigned it = 0; it < (2 * RIN + NT - 1) / NT; ++it) {
+                const unsigned ri = (threadIdx.x + NT * it) / 2, half = threadIdx.x % 2;
+                const unsigned mx = ((ri % A) * cm) % A;
+                if (ri < nr && mx) {
+                    const long long a = (long long)(r0 + ri) * cols + c0 - mx + V * (TCC + half);
+                    const unsigned d = sbase + ((ri / 32) * GROUP + 32 * TCC + 2 * (ri % 32) + half) * 16;
+                    if (wide && r0 + ri + 2 <= urows) cp_async16_full(d, in + a);
+                    else cp_async16_clamped(d, in, a * S, nbytes);
+                }
+            }
+        }
+    }
+    asm volatile("cp.async.commit_group;\n" ::);
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    __syncthreads();
+    // Phase 2: a warp writes V output rows x 32 / V chunks at a time (lane = g + V * jl), the rows
+    // differing so the lanes' gathers spread over the banks. Output row gr's first owned sector
+    // starts d = -(gr * rows) mod A elements into the tile's segment; its chunk jl + (32 / V) * q
+    // covers output columns r0 + d + V * jl + 32 * q + k, i.e. staged rows d + V * jl + 32 * q + k.
+    const unsigned lane = threadIdx.x % 32;
+    const unsigned g = lane % V, jl = lane / V;
+    const unsigned orow = V * (threadIdx.x / 32) + g;
+    const unsigned gr = c0 + orow;
+    if (gr >= ucols) return;
+    const unsigned d = (A - ((gr % A) * rm) % A) % A;
+    const char* st = reinterpret_cast<const char*>(smem);
+    unsigned base[V];
+#pragma unroll
+    for (unsigned k = 0; k < V; ++k) {
+        const unsigned ri = d + V * jl + k;
+        const unsigned p = ((ri % A) * cm) % A + orow;
+        const unsigned jr = p / V;
+        const unsigned slot = jr < TCC ? (ri % 32) * TCC + (jr ^ realigned_swizzle<V>(ri)) : 32 * TCC + 2 * (ri % 32) + jr - TCC;
+        base[k] = ((ri / 32) * GROUP + slot) * 16 + (p % V) * S;
+    }
+    T* const dst = out + (long long)gr * rows + r0 + d + V * jl;
+    if (r0 + RIN <= urows) {
+        // Every chunk of this thread is inside the matrix and whole in the stage. (2-byte elements:
+        // half the chunks unrolled, or 40 registers spill with -lineinfo.)
+#pragma unroll (V == 8 ? 4 : V)
+        for (unsigned q = 0; q < V; ++q) {
+            Chunk o;
+#pragma unroll
+            for (unsigned k = 0; k < V; ++k) o.e[k] = *reinterpret_cast<const T*>(st + base[k] + q * QSTEP);
+            st_global16(dst + 32 * q, o.u);
+        }
+        return;
+    }
+    // The tile at the bottom of the input owns the chunks up to the next output row's first owned
+    // sector (dn elements into it); the elements of a chunk past the output row's end come from the
+    // next output row(s), read straight from the input (once per output row of the matrix).
+    const unsigned seg = urows - r0;
+    const unsigned last = r0 + TRC * V >= urows ? seg + (A - (((gr + 1) % A) * rm) % A) % A : d + TRC * V;
+    const long long n = (long long)rows * cols;
+    for (unsigned q = 0; q < V; ++q) {
+        const unsigned c = d + V * jl + 32 * q;
+        if (c >= last) break;
+        if (c + V <= seg) {
+            Chunk o;
+#pragma unroll
+            for (unsigned k = 0; k < V; ++k) o.e[k] = *reinterpret_cast<const T*>(st + base[k] + q * QSTEP);
+            st_global16(dst + 32 * q, o.u);
+            continue;
+        }
+        for (unsigned k = 0; k < V; ++k) {
+            const long long f = (long long)gr * rows + r0 + c + k;
+            if (f >= n) break;
+            dst[32 * q + k] = c + k < seg ? *reinterpret_cast<const T*>(st + base[k] + q * QSTEP)
+                                          : in[(f % rows) * cols + f / rows];
+        }
+    }
+}
+// end stage
+
 // stage: copy_wide
 // Ceiling references: a plain copy of the same matrix with W-byte accesses (W = sizeof(Word)),
 // U accesses per thread issued back to back, one pass (no grid-stride loop). At 4, 8 and 16

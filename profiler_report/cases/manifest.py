@@ -146,8 +146,8 @@ def _stage(raw: dict) -> Stage:
     if not isinstance(template, list):
         raise InputError(f"stage {raw['id']}: template must be a list, got {template!r}",
                          "write it as [rows, cols, threads] in kernels/<case>/stages.toml")
-    if raw.get("launch") in ("vec_tuned", "vec_peeled"):
-        _check_tile_shape(raw["id"], template, peeled=raw.get("launch") == "vec_peeled")
+    if raw.get("launch") in ("vec_tuned", "vec_peeled", "vec_realigned"):
+        _check_tile_shape(raw["id"], template, launch=raw.get("launch", "tile"))
     targs = tuple(str(a) for a in template)
     return Stage(
         id=raw["id"],
@@ -161,11 +161,13 @@ def _stage(raw: dict) -> Stage:
     )
 
 
-def _check_tile_shape(stage_id: str, template: list[Any], peeled: bool = False) -> None:
-    """A vec_tuned or vec_peeled ``template`` is [micro-block rows, micro-block columns, threads]:
-    the kernel's static_assert, checked before NVRTC so a bad manifest fails with a one-line
-    message. ``peeled``: vec_peeled needs 32 chunk rows (a warp per output row), at most 32
-    chunk columns (its input shuffles stay in a warp) and threads a multiple of 256."""
+def _check_tile_shape(stage_id: str, template: list[Any], launch: str = "vec_tuned") -> None:
+    """A vec_tuned, vec_peeled or vec_realigned ``template`` is [micro-block rows, micro-block
+    columns, threads]: the kernel's static_assert, checked before NVRTC so a bad manifest fails
+    with a one-line message. vec_peeled needs 32 chunk rows (a warp per output row), at most 32
+    chunk columns (its input shuffles stay in a warp) and threads a multiple of 256;
+    vec_realigned 32 chunk rows, at most 32 chunk columns and threads = 32 x columns (a warp per
+    V output rows)."""
     fix = ("fix `template` in kernels/<case>/stages.toml: [rows, cols, threads], multiples"
            " of 8, threads divisible by both")
     if len(template) != 3 or not all(isinstance(a, int) and not isinstance(a, bool) for a in template):
@@ -173,7 +175,8 @@ def _check_tile_shape(stage_id: str, template: list[Any], peeled: bool = False) 
     trc, tcc, nt = template
     if not (trc % 8 == tcc % 8 == 0 and trc > 0 and tcc > 0 and nt % 32 == 0 and 0 < nt <= 1024
             and nt % trc == 0 and nt % tcc == 0 and trc * tcc >= nt and trc * tcc % nt == 0
-            and (not peeled or (trc == 32 and tcc <= 32 and nt % 256 == 0))):
+            and (launch != "vec_peeled" or (trc == 32 and tcc <= 32 and nt % 256 == 0))
+            and (launch != "vec_realigned" or (trc == 32 and tcc <= 32 and nt == 32 * tcc))):
         raise InputError(f"stage {stage_id}: tile shape {trc}x{tcc} with {nt} threads is not valid", fix)
 
 

@@ -3,7 +3,7 @@
 #
 #   PYTHONPATH=/tmp/site:$PWD bash scripts/device/sweep13.sh        # from the repo root; OUT set
 #
-# Runs `profiler-report bench` (every stage, the copy ceilings, every peer and vec_peeled at each
+# Runs `profiler-report bench` (every stage, the copy ceilings, every peer and vec_realigned at each
 # candidate configuration, at every size x dtype of SWEEP_SIZES; the block-shape sweep at the
 # headline sizes; 47 points) under `timeout` (SWEEP13_LIMIT_S, default 520 s), so that one device
 # call of 9 minutes never loses the points that finished: they are kept in
@@ -36,7 +36,7 @@ export PROFILER_REPORT_COMMIT="${PROFILER_REPORT_COMMIT:-$(git rev-parse --short
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 start=$(date +%s)
 if [ "${SWEEP13_TESTS:-0}" = 1 ]; then  # opt-in, ~1 min: the GPU tests of this sweep first
-  python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "vec_peeled_candidate or sweep_point" \
+  python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "candidate_configurations or sweep_point" \
     2>&1 | tee "$OUT/gpu_tests.txt" | tail -n 5 || echo "GPU tests failed: see $OUT/gpu_tests.txt (the sweep runs anyway)"
 fi
 set +e

@@ -15,7 +15,7 @@ from profiler_report.analysis.ceilings import point_ceiling
 from profiler_report.analysis.verdicts import slower_beyond_spread
 from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import Stage
-from profiler_report.cases.transpose.launch import tuned_shape
+from profiler_report.cases.transpose.launch import dynamic_smem_bytes, tuned_shape
 from profiler_report.live.fanout import SweepPoint
 from profiler_report.live.gpu import device_info, import_cupy, memcpy_fn, poison
 from profiler_report.live.kernels import Kernels, compile_module
@@ -60,7 +60,7 @@ class BenchRow:
     ceiling: str = ""
     pct_of_point_ceiling: float = float("nan")
     # The configuration that ran ([micro-block rows, cols, threads]) where the sweep chose it per
-    # point (the vec_peeled stage row at a "sweep" point; see choose_config).
+    # point (the vec_realigned stage row at a "sweep" point; see choose_config).
     config: str = ""
 
 
@@ -96,23 +96,24 @@ def shape_stages(case: Case, dtype: str) -> list[Stage]:
             for trc, tcc, nt in SHAPES if trc * tcc * v * 16 <= MAX_DYNAMIC_SMEM]
 
 
-#: Candidate configurations of ``vec_peeled`` timed at every sweep point ([micro-block rows,
-#: micro-block columns, threads]: 32 rows, a warp per output row; 8 to 32 columns; threads a
-#: multiple of 256, as the kernel's static_assert wants).
-PEELED_CONFIGS = ((32, 8, 256), (32, 16, 512), (32, 16, 256), (32, 32, 512), (32, 32, 1024))
+#: Candidate configurations of ``vec_realigned`` timed at every sweep point ([chunk rows, chunk
+#: columns, threads]: 32 rows; 8 to 32 columns; threads = 32 x columns, as the kernel's
+#: static_assert wants).
+CONFIGS = ((32, 8, 256), (32, 16, 512), (32, 32, 1024))
 #: The launch kind whose configuration the sweep chooses per point.
-CONFIG_LAUNCH = "vec_peeled"
+CONFIG_LAUNCH = "vec_realigned"
 
 
 def config_stages(case: Case, dtype: str) -> list[Stage]:
-    """The manifest's ``vec_peeled`` stage at every PEELED_CONFIGS entry whose tile fits in shared
-    memory for ``dtype`` (and at the manifest's own configuration, always); [] without the stage."""
-    peeled = [s for s in case.manifest.stages if s.launch == CONFIG_LAUNCH]
-    if not peeled:
+    """The manifest's ``vec_realigned`` stage at every CONFIGS entry whose shared memory fits for
+    ``dtype`` (and at the manifest's own configuration, always); [] without the stage."""
+    found = [s for s in case.manifest.stages if s.launch == CONFIG_LAUNCH]
+    if not found:
         return []
-    base, v = peeled[-1], 16 // ITEMSIZE[dtype]
-    configs = [c for c in PEELED_CONFIGS if c[0] * c[1] * v * 16 <= MAX_DYNAMIC_SMEM]
+    base = found[-1]
     default = tuple(int(a) for a in base.targs)
+    configs = [c for c in CONFIGS if dynamic_smem_bytes(replace(base, targs=tuple(map(str, c))), dtype)
+               <= MAX_DYNAMIC_SMEM]
     configs += [default] if default not in configs else []
     return [replace(base, id=f"{base.id} [{trc},{tcc},{nt}]", targs=(str(trc), str(tcc), str(nt)))
             for trc, tcc, nt in configs]
@@ -305,7 +306,7 @@ def bench_size(case: Case, rows: int, cols: int, dtype: str, *, repeats: int = 3
     """Time memcpy, the copy kernels, the stages and (optionally) the peers at one size.
 
     ``options`` are extra NVRTC options (an attempt such as ``-maxrregcount=32``); ``suffix``
-    is appended to the stage names of such an attempt. ``configs``: time the ``vec_peeled`` stage
+    is appended to the stage names of such an attempt. ``configs``: time the ``vec_realigned`` stage
     at every :func:`config_stages` configuration (rows of kind "config", the chosen one marked)
     and give its stage row the chosen configuration's timing (:func:`choose_config`; ``config``
     names it). Every row gets its point's ceiling (:func:`judge_against_ceiling`).
@@ -479,7 +480,7 @@ SWEEP_DTYPES = ("float16", "float32", "float64")
 
 def sweep_points(case: Case, ref: str, *, quick: bool = False, repeats: int = 30) -> list[SweepPoint]:
     """The whole benchmark as work units: the block-shape sweep at the headline sizes, then every
-    SWEEP_SIZES size in every dtype as a unit "sweep" point (every stage, every peer, vec_peeled at
+    SWEEP_SIZES size in every dtype as a unit "sweep" point (every stage, every peer, vec_realigned at
     each candidate configuration), then attempts with other build options. ``ref`` is how a worker
     finds the case. ``quick``: 8192x8192 float32 only (stages and peers, and its shape sweep)."""
     def size(r: int, c: int) -> tuple[tuple[str, int], ...]:
@@ -498,7 +499,7 @@ def sweep_points(case: Case, ref: str, *, quick: bool = False, repeats: int = 30
 
 def bench_point(case: Case, point: SweepPoint) -> list[BenchRow]:
     """One work unit of :func:`sweep_points` on this process's GPU: "shapes" (the block-shape
-    sweep), "sweep" (every stage and peer, vec_peeled's configuration chosen here) or "size"."""
+    sweep), "sweep" (every stage and peer, vec_realigned's configuration chosen here) or "size"."""
     d = point.dims
     if point.unit == "shapes":
         return bench_shapes(case, d["rows"], d["cols"], point.dtype, repeats=point.repeats)

@@ -13,7 +13,7 @@ WORD_BYTES = {"unsigned int": 4, "uint2": 8, "uint4": 16}
 
 
 #: Launch kinds whose tile shape is a template parameter (micro-block rows, columns, threads).
-TUNED_LAUNCHES = ("vec_tuned", "vec_peeled")
+TUNED_LAUNCHES = ("vec_tuned", "vec_peeled", "vec_realigned")
 
 
 def tuned_shape(stage: Stage) -> tuple[int, int, int]:
@@ -28,10 +28,19 @@ def dynamic_smem_bytes(stage: Stage, dtype: str) -> int:
     v = 16 // ITEMSIZE[dtype]
     if stage.launch in ("vec_deep", "vec_colwalk"):
         return 32 * v * 8 * VEC_DEEP_DEPTH * 16
+    if stage.launch == "vec_realigned":
+        return realigned_smem_bytes(*tuned_shape(stage)[:2], v)
     if stage.launch in TUNED_LAUNCHES:
         trc, tcc, _ = tuned_shape(stage)
         return trc * tcc * v * 16
     return 0
+
+
+def realigned_smem_bytes(trc: int, tcc: int, v: int) -> int:
+    """Shared memory of ``transpose_vec_realigned`` in bytes: ``trc * v`` input rows plus a halo of
+    ``2 v - 1`` (a sector), in groups of 32 rows of ``tcc`` 16-byte chunks and 64 more (the
+    kernel's RIN and GROUP)."""
+    return -(-(trc * v + 2 * v - 1) // 32) * (32 * tcc + 64) * 16
 
 
 def launch_shape(stage: Stage, rows: int, cols: int, dtype: str, tile: int = 32) -> tuple[tuple, tuple]:

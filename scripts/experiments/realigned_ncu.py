@@ -1,0 +1,35 @@
+"""Launch a few transpose kernels once each, for `ncu` (GPU): python3 realigned_ncu.py."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from profiler_report.cases import get_case
+from profiler_report.cases.manifest import Stage
+from profiler_report.live.gpu import import_cupy
+from profiler_report.live.kernels import Kernels, compile_module
+
+REALIGNED = Stage("vec_realigned", "transpose_vec_realigned", "realigned", launch="vec_realigned")
+#: (stage id, configuration, rows, cols, dtype)
+RUNS = (("vec_realigned", (32, 16, 512), 8192, 8192, "float32"),
+        ("vec_realigned", (32, 16, 512), 8191, 8193, "float32"),
+        ("vec_realigned", (32, 8, 256), 8191, 8193, "float16"),
+        ("vec_realigned", (32, 16, 512), 16384, 16384, "float64"))
+
+
+def main() -> None:
+    cupy = import_cupy()
+    case = get_case("transpose")
+    for sid, cfg, r, c, dtype in RUNS:
+        base = REALIGNED if sid == "vec_realigned" else next(s for s in case.manifest.stages if s.id == sid)
+        st = replace(base, targs=tuple(str(x) for x in cfg))
+        module, names = compile_module(case, dtype, extra=(st,))
+        k = Kernels(module, names, dtype, case)
+        a = case.make_input(cupy, {"rows": r, "cols": c}, dtype, seed=1)
+        out = cupy.empty((c, r), dtype=dtype)
+        k.launch(st, a, out, {"rows": r, "cols": c})
+        cupy.cuda.runtime.deviceSynchronize()
+
+
+if __name__ == "__main__":
+    main()
