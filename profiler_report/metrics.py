@@ -155,6 +155,25 @@ class FirstOf(Expr):
         return (*self.primary.needs(), *self.fallback.needs())
 
 
+@dataclass(frozen=True)
+class WhenNonZero(Expr):
+    """``a``, or NaN when ``guard`` reads 0: ncu gives a per-instruction ratio as 0 when no such
+    instruction ran (the global load efficiency of a kernel whose loads are all cp.async, LDGSTS).
+    A missing ``guard`` leaves ``a`` as it is (captures that predate the guard metric)."""
+
+    a: Expr
+    guard: Expr
+
+    def __call__(self, v: Values) -> float:
+        return math.nan if self.guard(v) == 0 else self.a(v)
+
+    def text(self) -> str:
+        return f"{self.a.text()}, when {self.guard.text()} > 0"
+
+    def needs(self) -> tuple[str, ...]:
+        return (*self.a.needs(), *self.guard.needs())
+
+
 def _paren(e: Expr) -> str:
     return f"({e.text()})" if isinstance(e, Sum | Diff) else e.text()
 
@@ -264,7 +283,9 @@ HEADLINE: tuple[Column, ...] = (
            formula=M("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"),
            note="raw hardware counter: not zero on conflict-free code; no verdict rests on it", gate=False,
            why_not_gated=RAW_COUNTER),
-    Column("global_load_efficiency_pct", "%", "global load efficiency (%)", "higher", _efficiency("ld")),
+    Column("global_load_efficiency_pct", "%", "global load efficiency (%)", "higher",
+           WhenNonZero(_efficiency("ld"), M("smsp__sass_inst_executed_op_global_ld.sum")),
+           "cp.async (LDGSTS) loads are not in this ratio: n/a for a kernel without LDG"),
     Column("global_store_efficiency_pct", "%", "global store efficiency (%)", "higher", _efficiency("st")),
     Column("global_load_sectors_per_request", "sector/request", "global load sectors per request",
            formula=_per_request("ld")),

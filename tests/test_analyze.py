@@ -276,3 +276,13 @@ def test_two_instantiations_of_one_template_are_told_apart():
                                             "transpose_tile<float, (int)32, (int)32>"]
     one = analyze(cap, None, [("t32", r"<float, \(int\)32, \(int\)32>")])
     assert list(one.summary["kernel"]) == ["transpose_tile"]  # no other stage shares the name
+
+
+def test_load_efficiency_is_not_applicable_when_every_load_is_cp_async():
+    # ncu gives smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio as 0 when no LDG ran
+    # (vec_realigned loads with cp.async only: 0.0 in the H200 capture); 0 % would read as the worst.
+    ratio = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio"
+    ldg = "smsp__sass_inst_executed_op_global_ld.sum"
+    assert math.isnan(headline_row({ratio: 0.0, ldg: 0.0})["global_load_efficiency_pct"])
+    assert headline_row({ratio: 32.0, ldg: 524288.0})["global_load_efficiency_pct"] == pytest.approx(100)
+    assert headline_row({ratio: 16.0})["global_load_efficiency_pct"] == pytest.approx(50)  # older captures: no guard
