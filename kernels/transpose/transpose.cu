@@ -746,19 +746,6 @@ __global__ void __launch_bounds__(NT, (peeled_min_blocks<T, TRC, TCC, NT>())) tr
 // reads V - 1 input rows past its own (a halo) so that its last chunk of every output row is
 // complete, and no chunk is shared with a neighbouring tile.
 
-template <typename T, int TRC, int TCC, int NT>
-__device__ __forceinline__ void realigned_elements(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
-{
-    // Bases not 16-byte aligned (a view into another array): the tile element by element.
-    constexpr int V = 16 / sizeof(T);
-    const int tiles_r = (rows + TRC * V - 1) / (TRC * V);
-    const int r0 = (blockIdx.x % tiles_r) * TRC * V, c0 = (blockIdx.x / tiles_r) * TCC * V;
-    for (int idx = threadIdx.x; idx < TRC * V * TCC * V; idx += NT) {
-        const int r = r0 + idx % (TRC * V), c = c0 + idx / (TRC * V);
-        if (r < rows && c < cols) out[(long long)c * rows + r] = in[(long long)r * cols + c];
-    }
-}
-
 template <unsigned V>
 __device__ __forceinline__ unsigned realigned_swizzle(unsigned ri)
 {
@@ -804,7 +791,7 @@ __global__ void __launch_bounds__(NT, 1536 / NT) transpose_vec_realigned(const T
     union Chunk { uint4 u; T e[V]; };
     extern __shared__ uint4 smem[];
     if (((reinterpret_cast<size_t>(in) | reinterpret_cast<size_t>(out)) & 15) != 0) {
-        realigned_elements<T, TRC, TCC, NT>(in, out, rows, cols);
+        transpose_elements<T, TRC, TCC, NT>(in, out, rows, cols);  // vec_peeled's, the same tiles
         return;
     }
     const unsigned urows = rows, ucols = cols;
