@@ -738,13 +738,13 @@ __global__ void __launch_bounds__(NT, (peeled_min_blocks<T, TRC, TCC, NT>())) tr
 // end stage
 
 // stage: vec_realigned
-// vec_peeled realigns in registers and is issue-bound at odd shapes (ncu: 4x the instructions of
-// the aligned case). Here the realignment is an addressing problem instead: the aligned 16-byte
-// chunks that cover each input row segment go to shared memory untouched (cp.async, no register),
+// vec_peeled realigns in registers and is issue-bound at odd shapes (ncu: 2.3x the instructions of
+// its own aligned launch). Here the realignment is an addressing problem instead: the 32-byte
+// sectors that cover each input row segment go to shared memory untouched (cp.async, no register),
 // and each output chunk is gathered element by element from wherever its V elements landed. Each
-// aligned output chunk is written whole, once, by the tile that holds its first element: the tile
-// reads V - 1 input rows past its own (a halo) so that its last chunk of every output row is
-// complete, and no chunk is shared with a neighbouring tile.
+// 32-byte output sector is written whole, once, by the tile that holds its first element: the tile
+// stages 2V - 1 input rows past its own (a halo) so that its last sector of every output row is
+// complete, and no sector is shared with a neighbouring tile.
 
 template <unsigned V>
 __device__ __forceinline__ unsigned realigned_swizzle(unsigned ri)
