@@ -273,3 +273,14 @@ def test_doctor_prints_one_line_per_check_and_a_documented_code():
     lines = res.stdout.strip().splitlines()
     assert all(re.match(r"^(ok|warning|unknown|skipped|PROBLEM)\s+\S", ln) for ln in lines[:-1]), lines
     assert lines[-1].startswith(("ok:", "a live run cannot work yet"))
+
+
+@pytest.mark.parametrize("args", [("run", "--rows", "0"), ("run", "--size", "rows=0", "--size", "cols=0"),
+                                  ("sweep", "--size", "rows=0,cols=0", "--out", "OUT", "--ncu", "/bin/true")])
+def test_a_zero_size_is_bad_input_before_any_gpu_or_ncu(tmp_path, args):
+    # 0 once fell back to the case's default size (a falsy value): sweep profiled 8192x8192 instead.
+    res = cli(*[str(tmp_path / "sw") if a == "OUT" else a for a in args])
+    assert res.returncode == 2, res.stderr
+    assert "size must be positive, got 0x" in res.stderr and "(fix: " in res.stderr
+    one_error_line(res)
+    assert not (tmp_path / "sw").exists()

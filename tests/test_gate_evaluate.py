@@ -123,3 +123,17 @@ def test_time_rules_read_timings_json(tmp_path):
     assert by(results, "vec_padded", "duration < previous").verdict == "not measured"
 
 
+
+
+def test_a_column_with_no_value_for_a_stage_says_why_not_that_metrics_are_missing():
+    # The committed H200 live capture: vec_realigned loads only by cp.async, so ncu's load
+    # efficiency ratio has no LDG to measure; both of its inputs are in the capture.
+    from pathlib import Path
+
+    from conftest import load_run_once
+
+    live = load_run_once(Path(__file__).resolve().parent.parent / "reports" / "h200" / "profile.ncu-rep")
+    t = parse_thresholds('[stage.vec_realigned]\nrules = ["global_load_efficiency_pct == 100 %"]')
+    (r,) = gate.check_run(t, live)
+    assert r.verdict == "not measured"
+    assert "is n/a on vec_realigned" in r.message and "without LDG" in r.message and "lacks" not in r.message

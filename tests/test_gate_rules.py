@@ -55,3 +55,12 @@ def test_absolute_time_limit_in_another_unit():
     assert r.verdict == "fail" and r.limit == pytest.approx(40)
 
 
+
+
+def test_a_value_that_rounds_to_its_limit_is_shown_with_more_digits():
+    # 15.996 sectors per request (vec_realigned's load requests in the H200 capture) reads "16.0" and
+    # fails ">= 16": the message must not look like a value that passes.
+    rule = parse_rule("global_load_sectors_per_request >= 16", "t")
+    r = rule.evaluate("x", Band.point(15.996095, "sector/request"))
+    assert r.verdict == "fail" and "(15.9961)" in r.message
+    assert "(" not in rule.evaluate("x", Band.point(12.0, "sector/request")).message

@@ -195,9 +195,10 @@ class Case:
         if unknown:
             raise InputError(f"case {self.name} has no dimension {', '.join(sorted(unknown))}",
                              f"its dimensions are {', '.join(self.dims)}")
-        size = {d: int(values.get(d) or self.default_size[d]) for d in self.dims}
+        size = {d: int(self.default_size[d] if values.get(d) is None else values[d]) for d in self.dims}  # 0 is a size
         if any(v < 1 for v in size.values()):
-            raise InputError(f"{self.name} size must be positive, got {self.size_text(size)}")
+            raise InputError(f"{self.name} size must be positive, got {self.size_text(size)}",
+                             f"give each of {', '.join(self.dims)} as an integer >= 1")
         return size
 
     #: Odd sides, no multiple of any tile or vector width: every edge path of a kernel runs.

@@ -112,7 +112,10 @@ def _manifest(case: Case) -> Manifest:
     try:
         return case.manifest
     except InputError as exc:
-        raise CaseError(exc.message, f"fix {case.folder / 'stages.toml'}") from exc
+        # The manifest's own fix (what a valid template is) names the file generically: name this one.
+        path = str(case.folder / "stages.toml")
+        hint = (exc.hint or "").replace("kernels/<case>/stages.toml", path)
+        raise CaseError(exc.message, hint if path in hint else f"fix {path}") from exc
 
 
 def _listed(manifest: Manifest) -> list[Stage]:

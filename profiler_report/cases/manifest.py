@@ -161,6 +161,16 @@ def _stage(raw: dict) -> Stage:
     )
 
 
+#: What a valid ``template`` is, per launch kind (the kernels' static_asserts), for the fix text.
+_TILE_RULE = {
+    "vec_tuned": "[rows, cols, threads], rows and cols multiples of 8, threads (at most 1024) a multiple of "
+                 "32, of rows and of cols, dividing rows x cols, e.g. [16, 16, 256]",
+    "vec_peeled": "[32, cols, threads], cols 8, 16 or 32, threads a multiple of 256 dividing 32 x cols, "
+                  "e.g. [32, 16, 512]",
+    "vec_realigned": "[32, cols, 32 x cols], cols 8, 16 or 32: [32, 8, 256], [32, 16, 512] or [32, 32, 1024]",
+}
+
+
 def _check_tile_shape(stage_id: str, template: list[Any], launch: str = "vec_tuned") -> None:
     """A vec_tuned, vec_peeled or vec_realigned ``template`` is [micro-block rows, micro-block
     columns, threads]: the kernel's static_assert, checked before NVRTC so a bad manifest fails
@@ -168,8 +178,7 @@ def _check_tile_shape(stage_id: str, template: list[Any], launch: str = "vec_tun
     chunk columns (its input shuffles stay in a warp) and threads a multiple of 256;
     vec_realigned 32 chunk rows, at most 32 chunk columns and threads = 32 x columns (a warp per
     V output rows)."""
-    fix = ("fix `template` in kernels/<case>/stages.toml: [rows, cols, threads], multiples"
-           " of 8, threads divisible by both")
+    fix = "fix `template` in kernels/<case>/stages.toml: " + _TILE_RULE.get(launch, _TILE_RULE["vec_tuned"])
     if len(template) != 3 or not all(isinstance(a, int) and not isinstance(a, bool) for a in template):
         raise InputError(f"stage {stage_id}: template must be three integers, got {template}", fix)
     trc, tcc, nt = template

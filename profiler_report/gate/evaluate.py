@@ -45,7 +45,7 @@ def measure(run: Run, stage: str, rule: Rule) -> tuple[Band | None, str]:
         col = HEADLINE_BY_NAME[rule.metric]
         v = float(row.get(rule.metric, math.nan))
         if math.isnan(v):
-            return None, f"{rule.metric} not measured on {stage}: the capture lacks {_needs(col.source)}"
+            return None, _why_no_value(run, row, stage, rule.metric)
         return Band.point(v, col.unit), ""
     if rule.kind == "timing":
         return _timing_band(run, row, stage, rule.metric)
@@ -57,6 +57,17 @@ def measure(run: Run, stage: str, rule: Rule) -> tuple[Band | None, str]:
     m = run.capture.metrics
     unit = m.loc[(m["launch_id"] == row["launch_id"]) & (m["metric"] == rule.metric), "unit"].iloc[0]
     return Band.point(v, str(unit)), ""
+
+
+def _why_no_value(run: Run, row: pd.Series, stage: str, metric: str) -> str:
+    """Why a headline column has no value on ``stage``: inputs missing from the capture, or (all
+    of them there) a formula with no value for this launch, e.g. load efficiency without LDG."""
+    col = HEADLINE_BY_NAME[metric]
+    names = col.formula.needs() if col.formula is not None else ()
+    if names and all(not math.isnan(run.capture.value(int(row["launch_id"]), n)) for n in names):
+        why = col.note or "the formula gives no value for this launch"
+        return f"{metric} is n/a on {stage}: {why} (its inputs are in the capture); gate another metric there"
+    return f"{metric} not measured on {stage}: the capture lacks {_needs(col.source)}"
 
 
 def _needs(source: str) -> str:

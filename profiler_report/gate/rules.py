@@ -167,7 +167,7 @@ class Rule:
         if self.kind == "timing":
             return self._judge_spread(stage, measured, limit)
         ok = compare_exact(self.op, measured.value, limit.value)
-        msg = f"{self.metric} = {fmt_value(measured.value, unit)}, " \
+        msg = f"{self.metric} = {_shown(measured.value, limit.value, unit)}, " \
               f"{'within' if ok else 'expected'} {self.op} {fmt_value(limit.value, unit)}{self._of()}"
         return Result(stage, self.text, self.metric, measured.value, limit.value, unit,
                       "pass" if ok else "fail", msg)
@@ -197,6 +197,14 @@ class Rule:
         return Result(stage, self.text, self.metric, m.value, limit.value, unit, "fail",
                       base + f": fails beyond the run-to-run spread (measured {side} {fmt_value(edge, unit)}, "
                       f"expected {self.op} {fmt_value(other, unit)})")
+
+
+def _shown(value: float, limit: float, unit: str) -> str:
+    """``value`` as the report writes it, with more digits where it is within 1 % of ``limit`` but
+    not equal (15.996 reads "16.0 sectors/request" and fails ">= 16")."""
+    text = fmt_value(value, unit)
+    near = value != limit and math.isfinite(value) and abs(value - limit) <= 0.01 * abs(limit)
+    return f"{text} ({value:.6g})" if near else text
 
 
 def _with_source(result: Result, source: str) -> Result:
