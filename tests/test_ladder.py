@@ -108,6 +108,17 @@ expect = [
     assert "stage 'padd' is not a stage" in exc.value.message and "padded" in exc.value.hint
 
 
+def test_a_bad_template_in_an_expect_file_names_that_file_and_the_valid_shapes(tmp_path):
+    from profiler_report.cases.manifest import load_expectations
+
+    bad = tmp_path / "mine.toml"
+    bad.write_text('[[stage]]\nid = "vec_realigned"\nlaunch = "vec_realigned"\ntemplate = [32, 16, 256]\n')
+    with pytest.raises(InputError) as exc:
+        load_expectations(bad)
+    assert exc.value.message.startswith(f"bad --expect file {bad}: stage vec_realigned: tile shape 32x16")
+    assert str(bad) in exc.value.hint and "[32, 16, 512]" in exc.value.hint
+
+
 def test_a_bad_expect_file_is_one_line(alone, tmp_path, monkeypatch, capsys):
     bad = tmp_path / "bad.toml"
     bad.write_text("[[stage]]\ntitle = 'no id'\n")

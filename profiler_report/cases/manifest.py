@@ -229,6 +229,9 @@ def load_expectations(path: Path) -> tuple[Stage, ...]:
         if not isinstance(entries, list) or not entries:
             raise KeyError("no [[stage]] entries")
         return tuple(_stage({"kernel": e.get("id", ""), **e}) for e in entries)
+    except InputError as exc:  # a malformed stage entry: name this file, keep the entry's own fix
+        raise InputError(f"bad --expect file {path}: {exc.message}",
+                         (exc.hint or "").replace("kernels/<case>/stages.toml", str(path)) or None) from exc
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"bad --expect file {path}: {exc}",
                          "write [[stage]] entries with id = \"LABEL\" and expect = [{ metric = ..., direction = "
