@@ -148,7 +148,7 @@ def _with_ceiling(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def stage_label(row: Any) -> str:
-    """'vec_peeled [32,16,512]': a sweep_table row's best stage with the configuration it ran."""
+    """'vec_realigned [32,16,512]': a sweep_table row's best stage with the configuration it ran."""
     return f"{row['best_stage']} {row['config']}".strip()
 
 
