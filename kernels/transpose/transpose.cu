@@ -859,16 +859,19 @@ __global__ void __launch_bounds__(NT, 1536 / NT) transpose_vec_realigned(const T
         base[k] = ((ri / 32) * GROUP + slot) * 16 + (p % V) * S;
     }
     T* const dst = out + (long long)gr * rows + r0 + d + V * jl;
+    // Element k of this thread's chunk q, and the whole chunk q stored (16 bytes, aligned).
+    auto staged = [&](unsigned q, unsigned k) { return *reinterpret_cast<const T*>(st + base[k] + q * QSTEP); };
+    auto store_chunk = [&](unsigned q) {
+        Chunk o;
+#pragma unroll
+        for (unsigned k = 0; k < V; ++k) o.e[k] = staged(q, k);
+        st_global16(dst + 32 * q, o.u);
+    };
     if (r0 + RIN <= urows) {
         // Every chunk of this thread is inside the matrix and whole in the stage. (2-byte elements:
         // half the chunks unrolled, or 40 registers spill with -lineinfo.)
 #pragma unroll (V == 8 ? 4 : V)
-        for (unsigned q = 0; q < V; ++q) {
-            Chunk o;
-#pragma unroll
-            for (unsigned k = 0; k < V; ++k) o.e[k] = *reinterpret_cast<const T*>(st + base[k] + q * QSTEP);
-            st_global16(dst + 32 * q, o.u);
-        }
+        for (unsigned q = 0; q < V; ++q) store_chunk(q);
         return;
     }
     // The tile at the bottom of the input owns the chunks up to the next output row's first owned
@@ -881,17 +884,13 @@ __global__ void __launch_bounds__(NT, 1536 / NT) transpose_vec_realigned(const T
         const unsigned c = d + V * jl + 32 * q;
         if (c >= last) break;
         if (c + V <= seg) {
-            Chunk o;
-#pragma unroll
-            for (unsigned k = 0; k < V; ++k) o.e[k] = *reinterpret_cast<const T*>(st + base[k] + q * QSTEP);
-            st_global16(dst + 32 * q, o.u);
+            store_chunk(q);
             continue;
         }
         for (unsigned k = 0; k < V; ++k) {
             const long long f = (long long)gr * rows + r0 + c + k;
             if (f >= n) break;
-            dst[32 * q + k] = c + k < seg ? *reinterpret_cast<const T*>(st + base[k] + q * QSTEP)
-                                          : in[(f % rows) * cols + f / rows];
+            dst[32 * q + k] = c + k < seg ? staged(q, k) : in[(f % rows) * cols + f / rows];
         }
     }
 }

@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 
 from profiler_report.cases.base import Case
-from profiler_report.cases.manifest import Manifest, Stage
+from profiler_report.cases.manifest import Manifest, Stage, fix_in
 from profiler_report.errors import CaseError, InputError
 
 #: Loaded folders (resolved path -> case): each case.py is imported once per process.
@@ -112,10 +112,9 @@ def _manifest(case: Case) -> Manifest:
     try:
         return case.manifest
     except InputError as exc:
-        # The manifest's own fix (what a valid template is) names the file generically: name this one.
-        path = str(case.folder / "stages.toml")
-        hint = (exc.hint or "").replace("kernels/<case>/stages.toml", path)
-        raise CaseError(exc.message, hint if path in hint else f"fix {path}") from exc
+        path = case.folder / "stages.toml"
+        hint = fix_in(exc.hint, path)  # the manifest's own fix (what a valid template is), naming this file
+        raise CaseError(exc.message, hint if str(path) in hint else f"fix {path}") from exc
 
 
 def _listed(manifest: Manifest) -> list[Stage]:

@@ -11,6 +11,15 @@ from typing import Any
 from profiler_report.errors import InputError
 from profiler_report.util.resources import resource_dir
 
+#: How a fix names the manifest it applies to; :func:`fix_in` puts the real file in its place.
+MANIFEST_PATH = "kernels/<case>/stages.toml"
+
+
+def fix_in(hint: str | None, path: Path | str) -> str:
+    """``hint`` with the generic manifest path replaced by ``path`` (a case folder's file, an
+    ``--expect`` file); "" for no hint."""
+    return (hint or "").replace(MANIFEST_PATH, str(path))
+
 
 @dataclass(frozen=True)
 class Expectation:
@@ -81,7 +90,7 @@ def _claim(raw: dict[str, Any]) -> Claim:
         InputError: a required key is missing, a bound is not a number, a measurable claim names no
             stage or bound, a speedup no ``over`` stage, or an unmeasurable one no ``why_not``.
     """
-    fix = "fix [[claims]] in kernels/<case>/stages.toml (keys: source, says, predicts, metric, at, bounds)"
+    fix = f"fix [[claims]] in {MANIFEST_PATH} (keys: source, says, predicts, metric, at, bounds)"
     missing = [k for k in ("source", "says", "predicts") if not isinstance(raw.get(k), str) or not raw.get(k)]
     if missing:
         raise InputError(f"claim {raw.get('says', raw)!r} lacks {', '.join(missing)}", fix)
@@ -145,8 +154,8 @@ def _stage(raw: dict) -> Stage:
     template = raw.get("template", [])
     if not isinstance(template, list):
         raise InputError(f"stage {raw['id']}: template must be a list, got {template!r}",
-                         "write it as [rows, cols, threads] in kernels/<case>/stages.toml")
-    if raw.get("launch") in ("vec_tuned", "vec_peeled", "vec_realigned"):
+                         f"write it as [rows, cols, threads] in {MANIFEST_PATH}")
+    if raw.get("launch") in _TILE_RULE:  # the launch kinds whose kernels static_assert a tile shape
         _check_tile_shape(raw["id"], template, launch=raw.get("launch", "tile"))
     targs = tuple(str(a) for a in template)
     return Stage(
@@ -178,7 +187,7 @@ def _check_tile_shape(stage_id: str, template: list[Any], launch: str = "vec_tun
     chunk columns (its input shuffles stay in a warp) and threads a multiple of 256;
     vec_realigned 32 chunk rows, at most 32 chunk columns and threads = 32 x columns (a warp per
     V output rows)."""
-    fix = "fix `template` in kernels/<case>/stages.toml: " + _TILE_RULE.get(launch, _TILE_RULE["vec_tuned"])
+    fix = f"fix `template` in {MANIFEST_PATH}: " + _TILE_RULE.get(launch, _TILE_RULE["vec_tuned"])
     if len(template) != 3 or not all(isinstance(a, int) and not isinstance(a, bool) for a in template):
         raise InputError(f"stage {stage_id}: template must be three integers, got {template}", fix)
     trc, tcc, nt = template
@@ -211,7 +220,7 @@ def load_manifest(path: Path | None = None) -> Manifest:
     except InputError as exc:
         raise InputError(f"bad stage manifest {path}: {exc.message}", exc.hint) from exc
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
-        raise InputError(f"bad stage manifest {path}: {exc}", "fix kernels/<case>/stages.toml") from exc
+        raise InputError(f"bad stage manifest {path}: {exc}", f"fix {MANIFEST_PATH}") from exc
 
 
 _GENERIC_KEYS = frozenset({"source", "stage", "ceiling", "regression", "tile", "block", "claims"})
@@ -231,7 +240,7 @@ def load_expectations(path: Path) -> tuple[Stage, ...]:
         return tuple(_stage({"kernel": e.get("id", ""), **e}) for e in entries)
     except InputError as exc:  # a malformed stage entry: name this file, keep the entry's own fix
         raise InputError(f"bad --expect file {path}: {exc.message}",
-                         (exc.hint or "").replace("kernels/<case>/stages.toml", str(path)) or None) from exc
+                         fix_in(exc.hint, path) or None) from exc
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"bad --expect file {path}: {exc}",
                          "write [[stage]] entries with id = \"LABEL\" and expect = [{ metric = ..., direction = "
