@@ -112,7 +112,7 @@ def test_a_bad_template_in_an_expect_file_names_that_file_and_the_valid_shapes(t
     from profiler_report.cases.manifest import load_expectations
 
     bad = tmp_path / "mine.toml"
-    bad.write_text('[[stage]]\nid = "vec_realigned"\nlaunch = "vec_realigned"\ntemplate = [32, 16, 256]\n')
+    bad.write_text('[[stage]]\nid = "vec_realigned"\nlaunch = "vec_realigned"\ntemplate = [32, 16, 128]\n')
     with pytest.raises(InputError) as exc:
         load_expectations(bad)
     assert exc.value.message.startswith(f"bad --expect file {bad}: stage vec_realigned: tile shape 32x16")

@@ -19,9 +19,10 @@ pytestmark = pytest.mark.gpu
 #: and bottom tiles of 1, 3 and 5 rows (vec_realigned's halo runs past the matrix in the tile above).
 SHAPES = [(1, 1), (31, 65), (4097, 33), (4097, 8191), (8191, 8193), (7919, 7907), (131, 999), (257, 129),
           (261, 37)]
-#: The manifest's configuration and the smallest one (the bench's other candidates are checked at
-#: every sweep point before they are timed, and by tests/test_gpu.py).
-CONFIGS = [(32, 16, 512), (32, 8, 256)]
+#: The manifest's configuration, the smallest one and the two with two output passes per warp
+#: (the bench's candidates are also checked at every sweep point before they are timed, and by
+#: tests/test_gpu.py).
+CONFIGS = [(32, 16, 512), (32, 8, 256), (32, 16, 256), (32, 32, 512)]
 MAX_DYNAMIC_SMEM = 232448
 
 

@@ -1,7 +1,7 @@
 """A CPU model of ``transpose_vec_realigned``'s index arithmetic (no GPU).
 
 Usage:
-    python3 scripts/experiments/realigned_model.py owners [TCC]   # every element written once?
+    python3 scripts/experiments/realigned_model.py owners [TCC [NT]]   # every element written once?
     python3 scripts/experiments/realigned_model.py banks          # wavefronts per gather
 
 ``owners`` replays both phases of the kernel for every block and thread (staged slots as a dict,
@@ -22,20 +22,23 @@ import sys
 import numpy as np
 
 
-def swizzle(ri: int, v: int) -> int:
-    return ((ri // v) * (2 if v == 8 else 1)) & 7
+def swizzle(ri: int, v: int, odd: bool = False) -> int:
+    """The kernel's realigned_swizzle (``odd``: rows and cols both odd)."""
+    return ((ri // (2 * v)) * 2) & 7 if odd and v != 8 else ((ri // v) * (2 if v == 8 else 1)) & 7
 
 
-def slot_of(ri: int, jr: int, v: int, tcc: int) -> int:
+def slot_of(ri: int, jr: int, v: int, tcc: int, odd: bool = False) -> int:
     group = 32 * tcc + 64
     g, rr = divmod(ri, 32)
-    return g * group + (32 * tcc + 2 * rr + jr - tcc if jr >= tcc else rr * tcc + (jr ^ swizzle(ri, v)))
+    return g * group + (2 * rr + jr - tcc if jr >= tcc else 64 + rr * tcc + (jr ^ swizzle(ri, v, odd)))
 
 
-def run(rows: int, cols: int, size: int, tcc: int = 8) -> tuple[np.ndarray, np.ndarray]:
-    """(indices of wrong output elements, indices written more than once) of one launch."""
+def run(rows: int, cols: int, size: int, tcc: int = 8, nt: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(indices of wrong output elements, indices written more than once) of one launch with
+    ``nt`` threads (32 or 16 x tcc; 0: 32 x tcc)."""
     v = 16 // size
-    a, nt, trc = 2 * v, 32 * tcc, 32
+    a, nt, trc = 2 * v, nt or 32 * tcc, 32
+    rpi = nt // tcc
     rin, qstep = trc * v + a - 1, (32 * tcc + 64) * 16
     n = rows * cols
     inp = np.arange(n, dtype=np.int64)
@@ -43,6 +46,7 @@ def run(rows: int, cols: int, size: int, tcc: int = 8) -> tuple[np.ndarray, np.n
     writes = np.zeros(n, dtype=np.int64)
     tiles_r = -(-rows // (trc * v))
     cm, rm = cols % a, rows % a
+    odd = bool(rows & cols & 1)
     for b in range(tiles_r * -(-cols // (tcc * v))):
         r0, c0 = (b % tiles_r) * trc * v, (b // tiles_r) * tcc * v
         staged: dict[int, list[int]] = {}
@@ -54,18 +58,18 @@ def run(rows: int, cols: int, size: int, tcc: int = 8) -> tuple[np.ndarray, np.n
         for t in range(nt):
             jr, ri0 = t % tcc, t // tcc
             m = ((ri0 % a) * cm) % a
-            for it in range(-(-rin // 32)):
-                ri = ri0 + 32 * it
+            for it in range(-(-rin // rpi)):
+                ri = ri0 + rpi * it
                 if ri < nr:
-                    load(slot_of(ri, jr, v, tcc), (r0 + ri) * cols + c0 - m + v * jr)
+                    load(slot_of(ri, jr, v, tcc, odd), (r0 + ri) * cols + c0 - m + v * jr)
             for it in range(-(-(2 * rin) // nt)) if cm else ():
                 ri, half = (t + nt * it) // 2, t % 2
                 mx = ((ri % a) * cm) % a
                 if ri < nr and mx:
-                    load(slot_of(ri, tcc + half, v, tcc), (r0 + ri) * cols + c0 - mx + v * (tcc + half))
-        for t in range(nt):
+                    load(slot_of(ri, tcc + half, v, tcc, odd), (r0 + ri) * cols + c0 - mx + v * (tcc + half))
+        for t, h in itertools.product(range(nt), range(32 * tcc // nt)):
             g, jl = (t % 32) % v, (t % 32) // v
-            orow = v * (t // 32) + g
+            orow = v * (t // 32 + (nt // 32) * h) + g
             gr = c0 + orow
             if gr >= cols:
                 continue
@@ -74,7 +78,7 @@ def run(rows: int, cols: int, size: int, tcc: int = 8) -> tuple[np.ndarray, np.n
             for k in range(v):
                 ri = d + v * jl + k
                 p = ((ri % a) * cm) % a + orow
-                base.append(slot_of(ri, p // v, v, tcc) * 16 + (p % v) * size)
+                base.append(slot_of(ri, p // v, v, tcc, odd) * 16 + (p % v) * size)
 
             def ld(addr: int, staged: dict[int, list[int]] = staged) -> int:
                 slot, byte = divmod(addr, 16)
@@ -103,18 +107,19 @@ def run(rows: int, cols: int, size: int, tcc: int = 8) -> tuple[np.ndarray, np.n
     return np.nonzero(out != ref)[0], np.nonzero(writes > 1)[0]
 
 
-def owners(tcc: int) -> int:
+def owners(tcc: int, nt: int = 0) -> int:
     random.seed(3)
     shapes = [(131, 999), (257, 129), (133, 1000), (261, 37), (4097, 33), (1, 1), (7, 5), (3, 1000), (1, 333),
               (333, 1), (135, 263), (70, 70)]
     shapes += [(random.randint(1, 700), random.randint(1, 300)) for _ in range(25)]
     bad = 0
     for (rows, cols), size in itertools.product(shapes, (2, 4, 8)):
-        wrong, twice = run(rows, cols, size, tcc)
+        wrong, twice = run(rows, cols, size, tcc, nt)
         if len(wrong) or len(twice):
             bad += 1
             print(f"{rows}x{cols} {size}-byte: {len(wrong)} wrong, {len(twice)} written twice")
-    print(f"{len(shapes) * 3 - bad} of {len(shapes) * 3} launches exact, every element written once (TCC {tcc})")
+    print(f"{len(shapes) * 3 - bad} of {len(shapes) * 3} launches exact, every element written once "
+          f"(TCC {tcc}, {nt or 32 * tcc} threads)")
     return 1 if bad else 0
 
 
@@ -122,6 +127,7 @@ def gather_wavefronts(size: int, tcc: int, rows: int, cols: int) -> tuple[float,
     """(mean, worst) shared wavefronts per gather instruction of one interior tile."""
     v = 16 // size
     a, r0, c0 = 2 * v, 32 * v * 3, tcc * v * 2
+    odd = bool(rows & cols & 1)  # the kernel's rotated gathers: lane g starts at element g
     per: list[int] = []
     for w, q, k in itertools.product(range(tcc), range(v), range(v)):
         addrs = []
@@ -129,9 +135,9 @@ def gather_wavefronts(size: int, tcc: int, rows: int, cols: int) -> tuple[float,
             g, jl = lane % v, lane // v
             orow = v * w + g
             d = (-((c0 + orow) * rows + r0)) % a
-            ri = d + v * jl + 32 * q + k
+            ri = d + v * jl + 32 * q + ((k + g) % v if odd else k)
             p = ((r0 + ri) * cols) % a + orow
-            addrs.append(slot_of(ri, p // v, v, tcc) * 16 + (p % v) * size)
+            addrs.append(slot_of(ri, p // v, v, tcc, odd) * 16 + (p % v) * size)
         groups = [addrs[:16], addrs[16:]] if size == 8 else [addrs]
         total = 0
         for grp in groups:
@@ -159,6 +165,8 @@ def banks() -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in ("owners", "banks"):
-        print("usage: python3 scripts/experiments/realigned_model.py owners [TCC] | banks", file=sys.stderr)
+        print("usage: python3 scripts/experiments/realigned_model.py owners [TCC [NT]] | banks", file=sys.stderr)
         sys.exit(2)
-    sys.exit(owners(int(sys.argv[2]) if len(sys.argv) > 2 else 8) if sys.argv[1] == "owners" else banks())
+    if sys.argv[1] == "owners":
+        sys.exit(owners(*(int(x) for x in sys.argv[2:4])) if len(sys.argv) > 2 else owners(8))
+    sys.exit(banks())

@@ -97,9 +97,10 @@ def shape_stages(case: Case, dtype: str) -> list[Stage]:
 
 
 #: Candidate configurations of ``vec_realigned`` timed at every sweep point ([chunk rows, chunk
-#: columns, threads]: 32 rows; 8 to 32 columns; threads = 32 x columns, as the kernel's
-#: static_assert wants).
-CONFIGS = ((32, 8, 256), (32, 16, 512), (32, 32, 1024))
+#: columns, threads]: 32 rows; 8 to 32 columns; threads = 32 or 16 x columns, as the kernel's
+#: static_assert wants). [32, 32, 1024] (one block per SM) was the slowest at every point measured
+#: (scripts/experiments/results/README.md).
+CONFIGS = ((32, 8, 256), (32, 16, 256), (32, 16, 512), (32, 32, 512))
 #: The launch kind whose configuration the sweep chooses per point.
 CONFIG_LAUNCH = "vec_realigned"
 

@@ -38,9 +38,11 @@ def dynamic_smem_bytes(stage: Stage, dtype: str) -> int:
 
 def realigned_smem_bytes(trc: int, tcc: int, v: int) -> int:
     """Shared memory of ``transpose_vec_realigned`` in bytes: ``trc * v`` input rows plus a halo of
-    ``2 v - 1`` (a sector), in groups of 32 rows of ``tcc`` 16-byte chunks and 64 more (the
-    kernel's RIN and GROUP)."""
-    return -(-(trc * v + 2 * v - 1) // 32) * (32 * tcc + 64) * 16
+    ``2 v - 1`` (a sector), in groups of 32 rows (64 16-byte chunks for the rows' extra sectors,
+    then ``tcc`` chunks a row), the last group only as long as its rows (the kernel's RIN and
+    GROUP)."""
+    rin = trc * v + 2 * v - 1
+    return ((rin - 1) // 32 * (32 * tcc + 64) + 64 + ((rin - 1) % 32 + 1) * tcc) * 16
 
 
 def launch_shape(stage: Stage, rows: int, cols: int, dtype: str, tile: int = 32) -> tuple[tuple, tuple]:
