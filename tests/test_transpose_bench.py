@@ -189,3 +189,19 @@ def test_a_suspect_fastest_peer_is_named_in_the_sweep_verdicts(monkeypatch):
     assert "SUSPECT" in peer.note
     verdicts = sweep_verdicts(sweep_table([asdict(r) for r in [*rows, peer]]))
     assert any("a peer (test value), is faster than memcpy" in v and "suspect" in v for v in verdicts)
+
+
+def test_the_clock_warm_up_keeps_the_sms_busy_for_its_seconds_then_syncs(monkeypatch):
+    # A sweep point starts with this (and a peer whose first call built a kernel): copies between
+    # the first pair's buffers until the time is up, each batch waited for.
+    import numpy as np
+
+    cp = NumpyCupy()
+    syncs = []
+    cp.cuda.runtime.deviceSynchronize = lambda: syncs.append(1)
+    clock = iter(np.arange(0.0, 10.0, 0.1))
+    monkeypatch.setattr(bench.time, "perf_counter", lambda: float(next(clock)))
+    src, dst = np.arange(12.0).reshape(3, 4), np.zeros((4, 3))
+    bench.warm_sm_clocks(cp, [(src, dst)], seconds=0.35)
+    assert (dst.reshape(-1) == src.reshape(-1)).all()
+    assert len(syncs) == 3  # end = 0.0 + 0.35: batches at t = 0.1, 0.2, 0.3; t = 0.4 stops
