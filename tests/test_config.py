@@ -97,7 +97,7 @@ def test_vec_peeled_tiles_past_32_are_one_clear_error(tmp_path, template):
         load_manifest(_manifest_with_peeled_template(tmp_path, template))
 
 
-@pytest.mark.parametrize("template", ["[32, 16, 768]", "[32, 16, 128]", "[16, 16, 512]", "[32, 12, 384]",
+@pytest.mark.parametrize("template", ["[32, 16, 768]", "[32, 16, 128]", "[8, 16, 512]", "[32, 12, 384]",
                                       "[32, 64, 2048]"])
 def test_vec_realigned_needs_a_warp_per_v_output_rows(tmp_path, template):
     # [32, 16, 768] is a valid vec_tuned shape; vec_realigned's threads must be 32 or 16 x its columns.
@@ -105,7 +105,7 @@ def test_vec_realigned_needs_a_warp_per_v_output_rows(tmp_path, template):
         load_manifest(_manifest_with_peeled_template(tmp_path, template, "vec_realigned"))
 
 
-@pytest.mark.parametrize("template", ["[32, 16, 256]", "[32, 32, 512]", "[32, 8, 128]"])
+@pytest.mark.parametrize("template", ["[32, 16, 256]", "[32, 32, 512]", "[32, 8, 128]", "[16, 16, 512]"])
 def test_vec_realigned_takes_two_output_passes_per_warp(tmp_path, template):
     # 16 x columns threads: each warp writes its V output rows twice (the kernel's static_assert).
     m = load_manifest(_manifest_with_peeled_template(tmp_path, template, "vec_realigned"))

@@ -822,6 +822,9 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
     constexpr unsigned V = 16 / sizeof(T), S = sizeof(T), A = 2 * V;
     constexpr unsigned RIN = TRC * V + A - 1;
     constexpr unsigned GROUP = 32 * TCC + 64, QSTEP = GROUP * 16;
+    constexpr unsigned QN = TRC * V / 32;  // chunks per thread and output row: 32 elements apart
+    // 2-byte elements unroll at most 4 chunks (2 with the rotation), or 40 registers spill.
+    constexpr unsigned UNROLL = V == 8 ? (ODD ? 2 : 4) : QN;
     union Chunk { uint4 u; T e[V]; };
     const unsigned urows = rows, ucols = cols;
     const unsigned cm = ucols % A, rm = urows % A;
@@ -847,10 +850,9 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
         st_global16(dst + 32 * q, ODD ? rotate_elems_right<T>(o.u, rot) : o.u);
     };
     if (r0 + RIN <= urows) {
-        // Every chunk of this thread is inside the matrix and whole in the stage. (2-byte elements:
-        // half the chunks unrolled, or 40 registers spill with -lineinfo.)
-#pragma unroll (V == 8 ? (ODD ? 2 : 4) : V)
-        for (unsigned q = 0; q < V; ++q) store_chunk(q);
+        // Every chunk of this thread is inside the matrix and whole in the stage.
+#pragma unroll UNROLL
+        for (unsigned q = 0; q < QN; ++q) store_chunk(q);
         return;
     }
     // The tile at the bottom of the input owns the chunks up to the next output row's first owned
@@ -859,7 +861,7 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
     const unsigned seg = urows - r0;
     const unsigned last = r0 + TRC * V >= urows ? seg + (A - (((gr + 1) % A) * rm) % A) % A : d + TRC * V;
     const long long n = (long long)rows * cols;
-    for (unsigned q = 0; q < V; ++q) {
+    for (unsigned q = 0; q < QN; ++q) {
         const unsigned c = d + V * jl + 32 * q;
         if (c >= last) break;
         if (c + V <= seg) {
@@ -956,7 +958,7 @@ __global__ void __launch_bounds__(NT, 1536 / NT) transpose_vec_realigned(const T
     // partial or twice-read sectors inside a tile (ncu at 8191x8193 float32 with 16-byte alignment:
     // 1.6x the L2 read sectors of 8192x8192 and L2 throughput at 91 %).
     constexpr unsigned V = 16 / sizeof(T);
-    static_assert(TRC == 32 && TCC % 8 == 0 && (NT == 32 * TCC || NT == 16 * TCC), "tile shape");
+    static_assert((TRC == 32 || TRC == 16) && TCC % 8 == 0 && (NT == 32 * TCC || NT == 16 * TCC), "tile shape");
     extern __shared__ uint4 smem[];
     if (((reinterpret_cast<size_t>(in) | reinterpret_cast<size_t>(out)) & 15) != 0) {
         transpose_elements<T, TRC, TCC, NT>(in, out, rows, cols);  // vec_peeled's, the same tiles

@@ -176,8 +176,8 @@ _TILE_RULE = {
                  "32, of rows and of cols, dividing rows x cols, e.g. [16, 16, 256]",
     "vec_peeled": "[32, cols, threads], cols 8, 16 or 32, threads a multiple of 256 dividing 32 x cols, "
                   "e.g. [32, 16, 512]",
-    "vec_realigned": "[32, cols, threads], cols 8, 16 or 32, threads 32 x cols or 16 x cols (at most 1024): "
-                     "e.g. [32, 8, 256], [32, 16, 512] or [32, 32, 512]",
+    "vec_realigned": "[rows, cols, threads], rows 16 or 32, cols 8, 16 or 32, threads 32 x cols or 16 x cols "
+                     "(at most 1024): e.g. [32, 8, 256], [32, 16, 512] or [16, 16, 512]",
 }
 
 
@@ -186,16 +186,19 @@ def _check_tile_shape(stage_id: str, template: list[Any], launch: str = "vec_tun
     columns, threads]: the kernel's static_assert, checked before NVRTC so a bad manifest fails
     with a one-line message. vec_peeled needs 32 chunk rows (a warp per output row), at most 32
     chunk columns (its input shuffles stay in a warp) and threads a multiple of 256;
-    vec_realigned 32 chunk rows, at most 32 chunk columns and threads = 32 or 16 x columns (a warp
-    per V output rows, once or twice)."""
+    vec_realigned 16 or 32 chunk rows, at most 32 chunk columns and threads = 32 or 16 x columns (a
+    warp per V output rows, once or twice)."""
     fix = f"fix `template` in {MANIFEST_PATH}: " + _TILE_RULE.get(launch, _TILE_RULE["vec_tuned"])
     if len(template) != 3 or not all(isinstance(a, int) and not isinstance(a, bool) for a in template):
         raise InputError(f"stage {stage_id}: template must be three integers, got {template}", fix)
     trc, tcc, nt = template
-    if not (trc % 8 == tcc % 8 == 0 and trc > 0 and tcc > 0 and nt % 32 == 0 and 0 < nt <= 1024
-            and nt % trc == 0 and nt % tcc == 0 and trc * tcc >= nt and trc * tcc % nt == 0
-            and (launch != "vec_peeled" or (trc == 32 and tcc <= 32 and nt % 256 == 0))
-            and (launch != "vec_realigned" or (trc == 32 and tcc <= 32 and nt in (16 * tcc, 32 * tcc)))):
+    if launch == "vec_realigned":  # a warp per V output rows: its own rule
+        valid = trc in (16, 32) and tcc in (8, 16, 32) and nt in (16 * tcc, 32 * tcc)
+    else:
+        valid = (trc % 8 == tcc % 8 == 0 and trc > 0 and tcc > 0 and nt % 32 == 0 and 0 < nt <= 1024
+                 and nt % trc == 0 and nt % tcc == 0 and trc * tcc >= nt and trc * tcc % nt == 0
+                 and (launch != "vec_peeled" or (trc == 32 and tcc <= 32 and nt % 256 == 0)))
+    if not valid:
         raise InputError(f"stage {stage_id}: tile shape {trc}x{tcc} with {nt} threads is not valid", fix)
 
 

@@ -1,7 +1,7 @@
 """A CPU model of ``transpose_vec_realigned``'s index arithmetic (no GPU).
 
 Usage:
-    python3 scripts/experiments/realigned_model.py owners [TCC [NT]]   # every element written once?
+    python3 scripts/experiments/realigned_model.py owners [TCC [NT [TRC]]]   # every element written once?
     python3 scripts/experiments/realigned_model.py banks          # wavefronts per gather
 
 ``owners`` replays both phases of the kernel for every block and thread (staged slots as a dict,
@@ -33,11 +33,11 @@ def slot_of(ri: int, jr: int, v: int, tcc: int, odd: bool = False) -> int:
     return g * group + (2 * rr + jr - tcc if jr >= tcc else 64 + rr * tcc + (jr ^ swizzle(ri, v, odd)))
 
 
-def run(rows: int, cols: int, size: int, tcc: int = 8, nt: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def run(rows: int, cols: int, size: int, tcc: int = 8, nt: int = 0, trc: int = 32) -> tuple[np.ndarray, np.ndarray]:
     """(indices of wrong output elements, indices written more than once) of one launch with
-    ``nt`` threads (32 or 16 x tcc; 0: 32 x tcc)."""
+    ``nt`` threads (32 or 16 x tcc; 0: 32 x tcc) and ``trc`` chunk rows (32 or 16)."""
     v = 16 // size
-    a, nt, trc = 2 * v, nt or 32 * tcc, 32
+    a, nt = 2 * v, nt or 32 * tcc
     rpi = nt // tcc
     rin, qstep = trc * v + a - 1, (32 * tcc + 64) * 16
     n = rows * cols
@@ -92,7 +92,7 @@ def run(rows: int, cols: int, size: int, tcc: int = 8, nt: int = 0) -> tuple[np.
                 last = seg + (a - (((gr + 1) % a) * rm) % a) % a
             else:
                 last = d + trc * v
-            for q in range(v):
+            for q in range(trc * v // 32):
                 c = d + v * jl + 32 * q
                 if c >= last:
                     break
@@ -107,19 +107,19 @@ def run(rows: int, cols: int, size: int, tcc: int = 8, nt: int = 0) -> tuple[np.
     return np.nonzero(out != ref)[0], np.nonzero(writes > 1)[0]
 
 
-def owners(tcc: int, nt: int = 0) -> int:
+def owners(tcc: int, nt: int = 0, trc: int = 32) -> int:
     random.seed(3)
     shapes = [(131, 999), (257, 129), (133, 1000), (261, 37), (4097, 33), (1, 1), (7, 5), (3, 1000), (1, 333),
               (333, 1), (135, 263), (70, 70)]
     shapes += [(random.randint(1, 700), random.randint(1, 300)) for _ in range(25)]
     bad = 0
     for (rows, cols), size in itertools.product(shapes, (2, 4, 8)):
-        wrong, twice = run(rows, cols, size, tcc, nt)
+        wrong, twice = run(rows, cols, size, tcc, nt, trc)
         if len(wrong) or len(twice):
             bad += 1
             print(f"{rows}x{cols} {size}-byte: {len(wrong)} wrong, {len(twice)} written twice")
     print(f"{len(shapes) * 3 - bad} of {len(shapes) * 3} launches exact, every element written once "
-          f"(TCC {tcc}, {nt or 32 * tcc} threads)")
+          f"(TRC {trc}, TCC {tcc}, {nt or 32 * tcc} threads)")
     return 1 if bad else 0
 
 
@@ -165,8 +165,8 @@ def banks() -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in ("owners", "banks"):
-        print("usage: python3 scripts/experiments/realigned_model.py owners [TCC [NT]] | banks", file=sys.stderr)
+        print("usage: python3 scripts/experiments/realigned_model.py owners [TCC [NT [TRC]]] | banks", file=sys.stderr)
         sys.exit(2)
     if sys.argv[1] == "owners":
-        sys.exit(owners(*(int(x) for x in sys.argv[2:4])) if len(sys.argv) > 2 else owners(8))
+        sys.exit(owners(*(int(x) for x in sys.argv[2:5])) if len(sys.argv) > 2 else owners(8))
     sys.exit(banks())

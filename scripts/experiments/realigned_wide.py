@@ -1,7 +1,8 @@
 """vec_realigned's wider tiles (NT = 16 x TCC: two output passes per warp) and its rows-and-cols-odd
 path (rotated gathers, their swizzle) against the single-pass tiles and the path turned off (GPU).
 
-Usage: python3 scripts/experiments/realigned_wide.py OUT.json
+Usage: python3 scripts/experiments/realigned_wide.py OUT.json [DTYPE,... [TRC,TCC,NT:...]]
+(default: every dtype at CONFIGS)
 Every configuration is checked bit for bit (bench_size's check) at small and edge shapes in every
 dtype before anything is timed; then each is event-timed at the odd shapes and two aligned ones,
 with -DREALIGNED_ODD=0 (the path off) as the comparison.
@@ -40,13 +41,15 @@ def report(rows: list, got: list, r: int, c: int, dtype: str, out: str) -> None:
 
 def main() -> None:
     out = sys.argv[1]
+    dtypes = sys.argv[2].split(",") if len(sys.argv) > 2 else ["float32", "float64", "float16"]
+    configs = [tuple(map(int, c.split(","))) for c in sys.argv[3].split(":")] if len(sys.argv) > 3 else CONFIGS
     case = get_case("transpose")
     rows: list = []
     wrong = set()
     plan = {}
-    for dtype in ("float32", "float64", "float16"):
+    for dtype in dtypes:
         v = 16 // {"float16": 2, "float32": 4, "float64": 8}[dtype]
-        plan[dtype] = [realigned(*c) for c in CONFIGS if realigned_smem_bytes(c[0], c[1], v) <= bench.MAX_DYNAMIC_SMEM]
+        plan[dtype] = [realigned(*c) for c in configs if realigned_smem_bytes(c[0], c[1], v) <= bench.MAX_DYNAMIC_SMEM]
         for opts in ((), ("-DREALIGNED_ODD=0",)):
             for r, c in CHECK:
                 got = bench.bench_size(case, r, c, dtype, repeats=3, warmup=1, buffers=1, with_peers=False,
@@ -54,7 +57,7 @@ def main() -> None:
                 bad = [x.name for x in got if x.note.startswith("WRONG")]
                 wrong |= {(dtype, b, opts) for b in bad}
                 print(f"check {r}x{c} {dtype} {opts}: {'WRONG ' + ','.join(bad) if bad else 'all exact'}", flush=True)
-    for dtype in ("float32", "float64", "float16"):
+    for dtype in dtypes:
         for r, c in TIMED:
             got = bench.bench_size(case, r, c, dtype, repeats=20, with_peers=False, stages=plan[dtype])
             report(rows, got, r, c, dtype, out)
