@@ -746,14 +746,21 @@ __global__ void __launch_bounds__(NT, (peeled_min_blocks<T, TRC, TCC, NT>())) tr
 // stages 2V - 1 input rows past its own (a halo) so that its last sector of every output row is
 // complete, and no sector is shared with a neighbouring tile.
 
-// The rows-and-cols-odd path (rotated gathers, their swizzle; realigned_rows). On the H200
-// (scripts/experiments/results/README.md, realigned_wide) it ran +1 to +6 % of memcpy faster for
-// 2- and 8-byte elements and for 4-byte tiles of 32 chunk columns; for 4-byte [32,16,512] its
-// bank conflicts fell 6x and ncu timed it the same (L2-bound at 92 % of L2 throughput).
-// Experiments set REALIGNED_ODD to 0 to turn it off.
+// The rows-and-cols-odd path (rotated gathers, their swizzle; realigned_rows) where it measured
+// faster on the H200 (scripts/experiments/results/README.md, realigned_wide, and two bench sweeps):
+// every 2- and 8-byte tile (+1 to +6 % of memcpy) and 4-byte tiles of 32 chunk columns (+6 %).
+// 4-byte tiles of 8 or 16 columns ran 1.7-2.4 % slower with it in event timing (ncu timed one
+// launch of [32,16,512] the same either way; its bank conflicts fell 6x, but at 92 % of L2
+// throughput it is L2-bound), so they go without. Experiments set REALIGNED_ODD to 0 (off
+// everywhere) or 2 (on everywhere).
 #ifndef REALIGNED_ODD
 #define REALIGNED_ODD 1
 #endif
+template <typename T, int TCC>
+__host__ __device__ constexpr bool realigned_odd_path()
+{
+    return REALIGNED_ODD == 2 || (REALIGNED_ODD == 1 && (sizeof(T) != 4 || TCC == 32));
+}
 
 template <unsigned V, bool ODD>
 __device__ __forceinline__ unsigned realigned_swizzle(unsigned ri)
@@ -965,7 +972,7 @@ __global__ void __launch_bounds__(NT, 1536 / NT) transpose_vec_realigned(const T
     const unsigned urows = rows, ucols = cols;
     const unsigned tiles_r = (urows + TRC * V - 1) / (TRC * V);
     const unsigned r0 = (blockIdx.x % tiles_r) * TRC * V, c0 = (blockIdx.x / tiles_r) * TCC * V;
-    const bool odd = REALIGNED_ODD && (urows & ucols & 1);
+    const bool odd = realigned_odd_path<T, TCC>() && (urows & ucols & 1);
     if (odd) realigned_tile<T, TRC, TCC, NT, true>(in, out, rows, cols, r0, c0, smem);
     else realigned_tile<T, TRC, TCC, NT, false>(in, out, rows, cols, r0, c0, smem);
 }
