@@ -232,7 +232,8 @@ def test_shape_table_marks_the_chosen_and_the_fastest_shape(h200_sweep, manifest
     tuned = next(s for s in manifest.stages if s.launch == "vec_tuned")
     assert len(table) > 40
     for (_dtype, _size), grp in table.groupby(["dtype", "size"]):
-        assert grp["fastest"].sum() == 1
+        # Ties are all marked (the sweep of 2026-12-01 has two shapes at the same median, 132.72 us).
+        assert grp["fastest"].sum() >= 1 and (grp.loc[grp["fastest"], "gbps"] == grp["gbps"].max()).all()
         chosen = grp[grp["chosen"]]
         assert list(chosen["shape"]) == [f"[{','.join(tuned.targs)}]"]
         best = grp.loc[grp["gbps"].idxmax()]
