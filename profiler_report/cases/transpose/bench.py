@@ -173,7 +173,9 @@ def check_output(cupy: Any, name: str, fn: Fn, pairs: list[tuple[Any, Any]], cop
 #: points timed right after a 26-second torch.compile build ran every SM kernel at 55-82 % of
 #: memcpy (the copy kernels, which reach 100 % elsewhere, at 57-75 %) while memcpy itself kept its
 #: speed: the SM clock had dropped while the GPU sat idle, and a few warm-up launches are too short
-#: for it to ramp back.
+#: for it to ramp back. With this, two later sweeps had those points back at 93-99 % but for
+#: float16 4096x4096 in one of them (copy kernels at 52-54 %, each launch 19 or 40-60 us): that
+#: 64 MB point, just past the L2, stays bimodal.
 CLOCK_WARMUP_S = 0.3
 
 
