@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from profiler_report.cases import get_case
 from profiler_report.cases.manifest import Stage
@@ -17,18 +18,22 @@ RUNS = (("vec_realigned", (32, 16, 512), 8192, 8192, "float32"),
         ("vec_realigned", (32, 16, 512), 16384, 16384, "float64"))
 
 
+def launch_once(cupy: Any, case: Any, st: Stage, r: int, c: int, dtype: str, options: tuple[str, ...] = ()) -> None:
+    """One launch of ``st`` at ``r`` x ``c`` (NVRTC ``options``), for ncu to profile."""
+    module, names = compile_module(case, dtype, options, extra=(st,))
+    k = Kernels(module, names, dtype, case)
+    a = case.make_input(cupy, {"rows": r, "cols": c}, dtype, seed=1)
+    out = cupy.empty((c, r), dtype=dtype)
+    k.launch(st, a, out, {"rows": r, "cols": c})
+    cupy.cuda.runtime.deviceSynchronize()
+
+
 def main() -> None:
     cupy = import_cupy()
     case = get_case("transpose")
     for sid, cfg, r, c, dtype in RUNS:
         base = REALIGNED if sid == "vec_realigned" else next(s for s in case.manifest.stages if s.id == sid)
-        st = replace(base, targs=tuple(str(x) for x in cfg))
-        module, names = compile_module(case, dtype, extra=(st,))
-        k = Kernels(module, names, dtype, case)
-        a = case.make_input(cupy, {"rows": r, "cols": c}, dtype, seed=1)
-        out = cupy.empty((c, r), dtype=dtype)
-        k.launch(st, a, out, {"rows": r, "cols": c})
-        cupy.cuda.runtime.deviceSynchronize()
+        launch_once(cupy, case, replace(base, targs=tuple(str(x) for x in cfg)), r, c, dtype)
 
 
 if __name__ == "__main__":

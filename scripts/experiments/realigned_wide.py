@@ -14,8 +14,9 @@ import json
 import sys
 from dataclasses import asdict
 
+from realigned import realigned  # run from the repo root: this folder is sys.path[0]
+
 from profiler_report.cases import get_case
-from profiler_report.cases.manifest import Stage
 from profiler_report.cases.transpose import bench
 from profiler_report.cases.transpose.launch import realigned_smem_bytes
 
@@ -23,11 +24,6 @@ CONFIGS = ((32, 16, 512), (32, 32, 512), (32, 16, 256), (32, 8, 256), (32, 32, 1
 CHECK = ((1, 1), (31, 65), (4097, 33), (33, 4097), (7, 5), (1009, 2003), (2003, 1009), (257, 129), (3, 1000),
          (133, 1000), (131, 999), (261, 37), (1, 4097), (4097, 1), (70, 70), (135, 263), (4097, 8191))
 TIMED = ((8191, 8193), (4097, 8191), (12345, 6789), (7919, 7907), (8192, 8192), (16384, 16384))
-
-
-def realigned(trc: int, tcc: int, nt: int) -> Stage:
-    return Stage(f"vec_realigned [{trc},{tcc},{nt}]", "transpose_vec_realigned", "realigned",
-                 launch="vec_realigned", targs=(str(trc), str(tcc), str(nt)))
 
 
 def report(rows: list, got: list, r: int, c: int, dtype: str, out: str) -> None:
