@@ -235,7 +235,7 @@ def test_compile_error_outside_every_block_and_without_a_line(folder):
     # A launch kind whose template the kernel static_asserts: the fix names this folder's file
     # and what a valid template is.
     (("stages.toml", 'launch = "vector"', 'launch = "vec_realigned"\ntemplate = [32, 16, 128]'),
-     r"stage vector: tile shape 32x16 with 128 threads is not valid \(fix: fix `template` in /\S+/stages\.toml: "
+     r"stage vector: tile shape 32x16 with 128 threads is not valid \(fix: set `template` in /\S+/stages\.toml to "
      r"\[rows, cols, threads\]"),
 ])
 def test_a_broken_folder_is_one_line_with_exit_10(folder, breakage, expected):

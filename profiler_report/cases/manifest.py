@@ -177,7 +177,7 @@ _TILE_RULE = {
     "vec_peeled": "[32, cols, threads], cols 8, 16 or 32, threads a multiple of 256 dividing 32 x cols, "
                   "e.g. [32, 16, 512]",
     "vec_realigned": "[rows, cols, threads], rows 16 or 32, cols 8, 16 or 32, threads 32 x cols or 16 x cols "
-                     "(at most 1024): e.g. [32, 8, 256], [32, 16, 512] or [16, 16, 512]",
+                     "(at most 1024), e.g. [32, 16, 512], [32, 32, 512] or [16, 8, 256]",
 }
 
 
@@ -188,7 +188,7 @@ def _check_tile_shape(stage_id: str, template: list[Any], launch: str = "vec_tun
     chunk columns (its input shuffles stay in a warp) and threads a multiple of 256;
     vec_realigned 16 or 32 chunk rows, at most 32 chunk columns and threads = 32 or 16 x columns (a
     warp per V output rows, once or twice)."""
-    fix = f"fix `template` in {MANIFEST_PATH}: " + _TILE_RULE.get(launch, _TILE_RULE["vec_tuned"])
+    fix = f"set `template` in {MANIFEST_PATH} to " + _TILE_RULE.get(launch, _TILE_RULE["vec_tuned"])
     if len(template) != 3 or not all(isinstance(a, int) and not isinstance(a, bool) for a in template):
         raise InputError(f"stage {stage_id}: template must be three integers, got {template}", fix)
     trc, tcc, nt = template
