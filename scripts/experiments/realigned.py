@@ -28,6 +28,16 @@ def realigned(trc: int, tcc: int, nt: int) -> Stage:
                  launch="vec_realigned", targs=(str(trc), str(tcc), str(nt)))
 
 
+def report(rows: list, got: list, r: int, c: int, dtype: str, out: str, kinds: tuple[str, ...] = ("stage",)) -> None:
+    """Append one size's bench rows to ``rows``, print them (rows of ``kinds``) and rewrite ``out``."""
+    rows += [dict(asdict(x), rows=r, cols=c, dtype=dtype) for x in got]
+    print(f"{r}x{c} {dtype}: memcpy {got[0].gbps:.0f} GB/s", flush=True)
+    for x in got:
+        if x.kind in kinds:
+            print(f"    {x.name:<40} {x.gbps:7.0f} {x.pct_of_memcpy:6.1f}% {x.note[:50]}", flush=True)
+    json.dump(rows, open(out, "w"))
+
+
 def main() -> None:
     out, quick = sys.argv[1], "--quick" in sys.argv
     case = get_case("transpose")
@@ -45,21 +55,11 @@ def main() -> None:
         for r, c in TIMED[:3] if quick else TIMED:
             peers = (r, c) in ((8191, 8193), (16384, 16384))
             got = bench.bench_size(case, r, c, dtype, repeats=30, with_peers=peers, stages=stages)
-            rows += [dict(asdict(x), rows=r, cols=c, dtype=dtype) for x in got]
-            print(f"{r}x{c} {dtype}: memcpy {got[0].gbps:.0f} GB/s", flush=True)
-            for x in got:
-                if x.kind in ("stage", "peer"):
-                    print(f"    {x.name:<28} {x.gbps:7.0f} {x.pct_of_memcpy:6.1f}% {x.note[:60]}", flush=True)
-            json.dump(rows, open(out, "w"))
+            report(rows, got, r, c, dtype, out, ("stage", "peer"))
         for (r, c), t in [(sh, t) for sh in VARIANTS for t in (1536, 2048)]:
             got = bench.bench_size(case, r, c, dtype, repeats=30, with_peers=False, stages=cands[:2],
                                    options=(f"-DREALIGNED_MIN_THREADS={t}",), suffix=f" min {t} threads/SM")
-            rows += [dict(asdict(x), rows=r, cols=c, dtype=dtype) for x in got]
-            print(f"{r}x{c} {dtype}: memcpy {got[0].gbps:.0f} GB/s", flush=True)
-            for x in got:
-                if x.kind == "stage":
-                    print(f"    {x.name:<38} {x.gbps:7.0f} {x.pct_of_memcpy:6.1f}% {x.note[:60]}", flush=True)
-    json.dump(rows, open(out, "w"))
+            report(rows, got, r, c, dtype, out)
 
 
 if __name__ == "__main__":

@@ -10,11 +10,9 @@ with -DREALIGNED_ODD=0 (the path off) as the comparison.
 
 from __future__ import annotations
 
-import json
 import sys
-from dataclasses import asdict
 
-from realigned import realigned  # run from the repo root: this folder is sys.path[0]
+from realigned import realigned, report  # run from the repo root: this folder is sys.path[0]
 
 from profiler_report.cases import get_case
 from profiler_report.cases.transpose import bench
@@ -24,15 +22,6 @@ CONFIGS = ((32, 16, 512), (32, 32, 512), (32, 16, 256), (32, 8, 256), (32, 32, 1
 CHECK = ((1, 1), (31, 65), (4097, 33), (33, 4097), (7, 5), (1009, 2003), (2003, 1009), (257, 129), (3, 1000),
          (133, 1000), (131, 999), (261, 37), (1, 4097), (4097, 1), (70, 70), (135, 263), (4097, 8191))
 TIMED = ((8191, 8193), (4097, 8191), (12345, 6789), (7919, 7907), (8192, 8192), (16384, 16384))
-
-
-def report(rows: list, got: list, r: int, c: int, dtype: str, out: str) -> None:
-    rows += [dict(asdict(x), rows=r, cols=c, dtype=dtype) for x in got]
-    print(f"{r}x{c} {dtype}: memcpy {got[0].gbps:.0f} GB/s", flush=True)
-    for x in got:
-        if x.kind == "stage":
-            print(f"    {x.name:<40} {x.gbps:7.0f} {x.pct_of_memcpy:6.1f}% {x.note[:50]}", flush=True)
-    json.dump(rows, open(out, "w"))
 
 
 def main() -> None:
