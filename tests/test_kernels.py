@@ -100,10 +100,42 @@ def test_each_stage_has_marked_source():
         assert st.kernel in sources[st.id]
 
 
+def _enclosing_headers(src: str, pos: int) -> list[str]:
+    """The text before each still-open ``{`` enclosing ``pos``, innermost last (up to the previous
+    ``;``, ``{`` or ``}``): a block's header such as ``for (...)`` or ``if (x < cols)``."""
+    stack: list[int] = []
+    for i, ch in enumerate(src[:pos]):
+        if ch == "{":
+            stack.append(i)
+        elif ch == "}" and stack:
+            stack.pop()
+    heads = []
+    for i in stack:
+        j, depth = i - 1, 0
+        while j >= 0 and (depth or src[j] not in ";{}"):  # a for header's own `;` are in parentheses
+            depth += {")": 1, "(": -1}.get(src[j], 0)
+            j -= 1
+        heads.append(" ".join(src[j + 1:i].split()))
+    return heads
+
+
 def test_syncthreads_outside_bounds_checks():
-    # A barrier inside `if (x < cols ...)` deadlocks or races on edge tiles.
+    # A barrier inside `if (x < cols ...)` deadlocks or races on edge tiles. Barriers sit in a
+    # function body or a loop body (a tile loop whose bounds are the same for the whole block).
     src = load_manifest().source_text()
+    found = 0
     for m in re.finditer(r"__syncthreads\(\);", src):
-        before = src[: m.start()]
-        depth = before.count("{") - before.count("}")
-        assert depth == 1, "a __syncthreads() sits inside a nested block"
+        heads = _enclosing_headers(src, m.start())
+        assert heads, "a __syncthreads() outside any function"
+        for head in heads[1:]:
+            assert re.match(r"(#pragma unroll \d+ )?(for|while) ?\(", head), \
+                f"a __syncthreads() inside `{head[:60]}`"
+        found += 1
+    assert found >= 5
+
+
+def test_syncthreads_check_sees_a_conditional_barrier():
+    src = "__global__ void k() {\n  if (threadIdx.x < 7) {\n    __syncthreads();\n  }\n}\n"
+    assert _enclosing_headers(src, src.index("__syncthreads"))[-1] == "if (threadIdx.x < 7)"
+    loop = "__global__ void k() {\n#pragma unroll 1\n  for (int i = 0; i < 2; ++i) {\n    __syncthreads(); }\n}"
+    assert _enclosing_headers(loop, loop.index("__syncthreads"))[-1] == "#pragma unroll 1 for (int i = 0; i < 2; ++i)"

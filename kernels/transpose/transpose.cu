@@ -694,12 +694,13 @@ __device__ __forceinline__ void peeled_tile(const T* __restrict__ in, T* __restr
 }
 
 template <typename T, int TRC, int TCC, int NT>
-__device__ __forceinline__ void transpose_elements(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+__device__ __forceinline__ void transpose_elements(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
+                                                   int tile)
 {
     // Bases not 16-byte aligned (a view into another array): the tile element by element.
     constexpr int V = 16 / sizeof(T);
     const int tiles_r = (rows + TRC * V - 1) / (TRC * V);
-    const int r0 = (blockIdx.x % tiles_r) * TRC * V, c0 = (blockIdx.x / tiles_r) * TCC * V;
+    const int r0 = (tile % tiles_r) * TRC * V, c0 = (tile / tiles_r) * TCC * V;
     for (int idx = threadIdx.x; idx < TRC * V * TCC * V; idx += NT) {
         const int r = r0 + idx % (TRC * V), c = c0 + idx / (TRC * V);
         if (r < rows && c < cols) out[(long long)c * rows + r] = in[(long long)r * cols + c];
@@ -721,7 +722,7 @@ __global__ void __launch_bounds__(NT, (peeled_min_blocks<T, TRC, TCC, NT>())) tr
     uint4 (*tile)[TRC] = reinterpret_cast<uint4 (*)[TRC]>(smem);
     __shared__ uint4 extra[TRC * V];
     if (((reinterpret_cast<size_t>(in) | reinterpret_cast<size_t>(out)) & 15) != 0) {
-        transpose_elements<T, TRC, TCC, NT>(in, out, rows, cols);
+        transpose_elements<T, TRC, TCC, NT>(in, out, rows, cols, blockIdx.x);
         return;
     }
     switch (cols % V) {
@@ -755,6 +756,9 @@ __global__ void __launch_bounds__(NT, (peeled_min_blocks<T, TRC, TCC, NT>())) tr
 // everywhere) or 2 (on everywhere).
 #ifndef REALIGNED_ODD
 #define REALIGNED_ODD 1
+#endif
+#ifndef REALIGNED_ORDER
+#define REALIGNED_ORDER 0
 #endif
 template <typename T, int TCC>
 __host__ __device__ constexpr bool realigned_odd_path()
@@ -829,7 +833,11 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
     constexpr unsigned GROUP = 32 * TCC + 64, QSTEP = GROUP * 16;
     constexpr unsigned QN = TRC * V / 32;  // chunks per thread and output row: 32 elements apart
     // 2-byte elements unroll at most 4 chunks (2 with the rotation), or 40 registers spill.
+#ifdef REALIGNED_U16
+    constexpr unsigned UNROLL = V == 8 ? REALIGNED_U16 : QN;  // experiments
+#else
     constexpr unsigned UNROLL = V == 8 ? (ODD ? 2 : 4) : QN;
+#endif
     union Chunk { uint4 u; T e[V]; };
     const unsigned urows = rows, ucols = cols;
     const unsigned cm = ucols % A, rm = urows % A;
@@ -882,10 +890,22 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
     }
 }
 
-template <typename T, int TRC, int TCC, int NT, bool ODD>
-__device__ __forceinline__ void realigned_tile(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
-                                               unsigned r0, unsigned c0, uint4* smem)
+template <unsigned V, unsigned TRC, unsigned TCC>
+__host__ __device__ constexpr unsigned realigned_slots()
 {
+    // 16-byte chunk slots of one staged tile (launch.py's realigned_smem_bytes / 16).
+    constexpr unsigned RIN = TRC * V + 2 * V - 1;
+    return (RIN - 1) / 32 * (32 * TCC + 64) + 64 + ((RIN - 1) % 32 + 1) * TCC;
+}
+
+template <typename T, int TRC, int TCC, int NT, bool ODD>
+__device__ __forceinline__ void realigned_load(const T* __restrict__ in, int rows, int cols, unsigned r0, unsigned c0,
+                                               unsigned sbase, bool extra = true)
+{
+    // Phase 1, issued and not waited for: staged row ri holds the chunks from the sector at or
+    // before element (r0 + ri, c0): row r's segment starts m = (r * cols) % A elements into it.
+    // Halo rows are loaded only when output rows start off a sector (rows % A != 0), the extra
+    // sector only when m != 0. A thread loads chunk jr of rows ri0, ri0 + RPI, ...: all with its m.
     constexpr unsigned V = 16 / sizeof(T), A = 2 * V;
     constexpr unsigned RIN = TRC * V + A - 1;  // staged input rows: the tile's and the halo
     // Staged rows come in groups of 32: two chunks per row for the sector past a shifted segment,
@@ -897,84 +917,188 @@ __device__ __forceinline__ void realigned_tile(const T* __restrict__ in, T* __re
     constexpr unsigned SUB = 32 / RPI;         // load passes per group
     const unsigned urows = rows, ucols = cols;
     const unsigned cm = ucols % A, rm = urows % A;
-    const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-    // Phase 1: staged row ri holds the chunks from the sector at or before element (r0 + ri, c0):
-    // row r's segment starts m = (r * cols) % A elements into it. Halo rows are loaded only when
-    // output rows start off a sector (rows % A != 0), the extra sector only when m != 0. A thread
-    // loads chunk jr of rows ri0, ri0 + RPI, ...: all with its m.
     const unsigned nr = min(rm ? RIN : TRC * V, urows - r0);
     // A chunk can run past the array's end only in the last two rows, or when cols is under a tile.
     const bool wide = TCC * V + A <= ucols;
     const long long nbytes = (long long)rows * cols * sizeof(T);
-    {
-        const unsigned jr = threadIdx.x % TCC, ri0 = threadIdx.x / TCC;
-        const unsigned m = ((ri0 % A) * cm) % A;
-        const long long a0 = (long long)(r0 + ri0) * cols + c0 - m + V * jr;
-        unsigned dsts[SUB];
+    const unsigned jr = threadIdx.x % TCC, ri0 = threadIdx.x / TCC;
+    const unsigned m = ((ri0 % A) * cm) % A;
+    const long long a0 = (long long)(r0 + ri0) * cols + c0 - m + V * jr;
+    unsigned dsts[SUB];
 #pragma unroll
-        for (unsigned s = 0; s < SUB; ++s) {
-            const unsigned ri = ri0 + RPI * s;  // < 32
-            dsts[s] = sbase + (64 + ri * TCC + (jr ^ realigned_swizzle<V, ODD>(ri))) * 16;
+    for (unsigned s = 0; s < SUB; ++s) {
+        const unsigned ri = ri0 + RPI * s;  // < 32
+        dsts[s] = sbase + (64 + ri * TCC + (jr ^ realigned_swizzle<V, ODD>(ri))) * 16;
+    }
+#pragma unroll
+    for (unsigned it = 0; it < (RIN + RPI - 1) / RPI; ++it) {
+        const unsigned ri = ri0 + RPI * it;
+        if (ri < nr) {
+            const long long a = a0 + (long long)(RPI * it) * cols;
+            const unsigned dst = dsts[it % SUB] + (it / SUB) * QSTEP;
+            if (wide && r0 + ri + 2 <= urows) cp_async16_full(dst, in + a);
+            else cp_async16_clamped(dst, in, a * sizeof(T), nbytes);
         }
+    }
+    if (cm && extra) {
 #pragma unroll
-        for (unsigned it = 0; it < (RIN + RPI - 1) / RPI; ++it) {
-            const unsigned ri = ri0 + RPI * it;
-            if (ri < nr) {
-                const long long a = a0 + (long long)(RPI * it) * cols;
-                const unsigned dst = dsts[it % SUB] + (it / SUB) * QSTEP;
-                if (wide && r0 + ri + 2 <= urows) cp_async16_full(dst, in + a);
-                else cp_async16_clamped(dst, in, a * sizeof(T), nbytes);
-            }
-        }
-        if (cm) {
-#pragma unroll
-            for (unsigned it = 0; it < (2 * RIN + NT - 1) / NT; ++it) {
-                const unsigned ri = (threadIdx.x + NT * it) / 2, half = threadIdx.x % 2;
-                const unsigned mx = ((ri % A) * cm) % A;
-                if (ri < nr && mx) {
-                    const long long a = (long long)(r0 + ri) * cols + c0 - mx + V * (TCC + half);
-                    const unsigned d = sbase + ((ri / 32) * GROUP + 2 * (ri % 32) + half) * 16;
-                    if (wide && r0 + ri + 2 <= urows) cp_async16_full(d, in + a);
-                    else cp_async16_clamped(d, in, a * sizeof(T), nbytes);
-                }
+        for (unsigned it = 0; it < (2 * RIN + NT - 1) / NT; ++it) {
+            const unsigned ri = (threadIdx.x + NT * it) / 2, half = threadIdx.x % 2;
+            const unsigned mx = ((ri % A) * cm) % A;
+            if (ri < nr && mx) {
+                const long long a = (long long)(r0 + ri) * cols + c0 - mx + V * (TCC + half);
+                const unsigned d = sbase + ((ri / 32) * GROUP + 2 * (ri % 32) + half) * 16;
+                if (wide && r0 + ri + 2 <= urows) cp_async16_full(d, in + a);
+                else cp_async16_clamped(d, in, a * sizeof(T), nbytes);
             }
         }
     }
     asm volatile("cp.async.commit_group;\n" ::);
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
-    __syncthreads();
+}
+
+template <typename T, int TRC, int TCC, int NT, bool ODD>
+__device__ __forceinline__ void realigned_drain(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
+                                                unsigned r0, unsigned c0, const uint4* stage)
+{
     // Phase 2: each warp's V output rows, once (NT = 32 TCC) or twice (NT = 16 TCC).
+    constexpr unsigned V = 16 / sizeof(T);
     const unsigned g = threadIdx.x % 32 % V;
 #pragma unroll 1
     for (unsigned h = 0; h < 32 * TCC / NT; ++h) {
         const unsigned orow = V * (threadIdx.x / 32 + (NT / 32) * h) + g;
-        if (c0 + orow >= ucols) return;
-        realigned_rows<T, TRC, TCC, NT, ODD>(in, out, rows, cols, reinterpret_cast<const char*>(smem), r0, c0, orow);
+        if (c0 + orow >= (unsigned)cols) break;
+        realigned_rows<T, TRC, TCC, NT, ODD>(in, out, rows, cols, reinterpret_cast<const char*>(stage), r0, c0, orow);
     }
 }
 
-template <typename T, int TRC = 32, int TCC = 8, int NT = 256>
-__global__ void __launch_bounds__(NT, 1536 / NT) transpose_vec_realigned(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+template <typename T, int TRC, int TCC, int NT, int TPB, bool ODD>
+__device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
+                                                uint4* smem)
+{
+    // Block b takes tiles b, b + grid, b + 2 grid, ... (at most TPB). With TPB > 1 there are two
+    // stages: the next tile's cp.async copies are in flight while this one is gathered and stored,
+    // so a block never waits on a load with nothing else to do.
+    constexpr unsigned V = 16 / sizeof(T), SLOTS = realigned_slots<V, TRC, TCC>();
+    const unsigned urows = rows, ucols = cols;
+    const unsigned tiles_r = (urows + TRC * V - 1) / (TRC * V);
+    const unsigned ntiles = tiles_r * ((ucols + TCC * V - 1) / (TCC * V));
+    const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    unsigned t = blockIdx.x;
+    auto origin = [&](unsigned tile, unsigned& r0, unsigned& c0) {
+#if REALIGNED_ORDER > 0
+        // Experiments: REALIGNED_ORDER tile columns at a time, across them first, then down.
+        const unsigned tiles_c = (ucols + TCC * V - 1) / (TCC * V), gsz = tiles_r * REALIGNED_ORDER;
+        const unsigned gc = tile / gsz, i = tile % gsz;
+        const unsigned w = min((unsigned)REALIGNED_ORDER, tiles_c - gc * REALIGNED_ORDER);
+        r0 = (i / w) * TRC * V, c0 = (gc * REALIGNED_ORDER + i % w) * TCC * V;
+#else
+        r0 = (tile % tiles_r) * TRC * V, c0 = (tile / tiles_r) * TCC * V;
+#endif
+    };
+    unsigned r0, c0;
+    origin(t, r0, c0);
+    realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, r0, c0, sbase);
+    for (unsigned i = 0;; ++i) {
+        const unsigned tn = t + gridDim.x, cur = TPB > 1 ? (i & 1) * SLOTS : 0;
+        unsigned rn, cn;
+        origin(tn, rn, cn);
+        if (TPB > 1 && tn < ntiles) realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, rn, cn, sbase + (SLOTS - cur) * 16);
+        if (TPB > 1 && tn < ntiles) asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+        else asm volatile("cp.async.wait_all;\n" ::: "memory");
+        __syncthreads();
+        realigned_drain<T, TRC, TCC, NT, ODD>(in, out, rows, cols, r0, c0, smem + cur);
+        if (TPB == 1 || tn >= ntiles) return;
+        __syncthreads();  // this stage is the one the load after next writes
+        t = tn, r0 = rn, c0 = cn;
+    }
+}
+
+template <typename T, int TRC, int TCC, int NT, int TPB>
+__host__ __device__ constexpr int realigned_min_blocks()
+{
+    // One stage: 1536 / NT (see below). Two: as many as their shared memory lets reside (228 KB an
+    // SM, 1 KB of it reserved per block), so the registers are not cut for blocks that cannot run.
+    constexpr int by_smem = 233472 / (2 * 16 * realigned_slots<16 / sizeof(T), TRC, TCC>() + 1024);
+#ifdef REALIGNED_MINB
+    return REALIGNED_MINB;
+#endif
+    return TPB == 1 || by_smem >= 1536 / NT ? 1536 / NT : by_smem > 0 ? by_smem : 1;
+}
+
+template <typename T, int TRC, int TCC, int NT, int CX, bool ODD>
+__device__ __forceinline__ void realigned_cluster_tile(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
+                                                       uint4* smem)
+{
+    // A cluster of CX tiles side by side. Each staged row's extra
+    // sector (the sector past a shifted segment) is the first sector of the same row in the tile to
+    // the right, so every tile but a cluster's last copies it from that tile's shared memory
+    // (distributed shared memory) instead of reading it again from L2.
+    constexpr unsigned V = 16 / sizeof(T), A = 2 * V;
+    constexpr unsigned RIN = TRC * V + A - 1, GROUP = 32 * TCC + 64;
+    const unsigned urows = rows, ucols = cols;
+    const unsigned tiles_r = (urows + TRC * V - 1) / (TRC * V), tiles_c = (ucols + TCC * V - 1) / (TCC * V);
+    unsigned rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+    const unsigned k = blockIdx.x / CX;
+    const unsigned tc = (k / tiles_r) * CX + rank, r0 = (k % tiles_r) * TRC * V, c0 = tc * TCC * V;
+    const bool live = tc < tiles_c, right = rank + 1 < CX && tc + 1 < tiles_c;
+    const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    if (live) realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, r0, c0, sbase, !right);
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    const unsigned cm = ucols % A, rm = urows % A;
+    if (live && right && cm) {
+        const unsigned nr = min(rm ? RIN : TRC * V, urows - r0);
+        for (unsigned i = threadIdx.x; i < 2 * nr; i += NT) {
+            const unsigned ri = i / 2, half = i % 2;
+            if (((ri % A) * cm) % A == 0) continue;
+            const unsigned from = sbase + ((ri / 32) * GROUP + 64 + (ri % 32) * TCC + (half ^ realigned_swizzle<V, ODD>(ri))) * 16;
+            const unsigned to = sbase + ((ri / 32) * GROUP + 2 * (ri % 32) + half) * 16;
+            unsigned remote, a, b, c, d;
+            asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(from), "r"(rank + 1));
+            asm volatile("ld.shared::cluster.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(remote));
+            asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(to), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+        }
+    }
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");  // done with the neighbour's stage
+    __syncthreads();
+    if (live) realigned_drain<T, TRC, TCC, NT, ODD>(in, out, rows, cols, r0, c0, smem);
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");  // keep this stage until the left tile has it
+}
+
+template <typename T, int TRC = 32, int TCC = 8, int NT = 256, int TPB = 1, int CX = 1>
+__global__ void
+#ifndef REALIGNED_NO_CLUSTER_ATTR
+__cluster_dims__(CX, 1, 1)
+#endif
+__launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB>())) transpose_vec_realigned(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
 {
     // 1536 / NT blocks per SM: at most 40 registers (at 512 threads the compiler's own choice, 43 to
     // 64, left 2 blocks resident: 85.7 % of memcpy at 8191x8193 float32 instead of 92.9 %).
     // Alignment is to 32-byte sectors (A = 2V elements), on both sides: every 8-lane cp.async
     // wavefront reads 4 whole sectors, and every warp store writes whole sectors, so L2 moves no
     // partial or twice-read sectors inside a tile (ncu at 8191x8193 float32 with 16-byte alignment:
-    // 1.6x the L2 read sectors of 8192x8192 and L2 throughput at 91 %).
-    constexpr unsigned V = 16 / sizeof(T);
-    static_assert((TRC == 32 || TRC == 16) && TCC % 8 == 0 && (NT == 32 * TCC || NT == 16 * TCC), "tile shape");
+    // 1.6x the L2 read sectors of 8192x8192 and L2 throughput at 91 %). TPB: tiles per block (the
+    // grid is ceil(tiles / TPB)), double-buffered when above 1.
+    static_assert((TRC == 32 || TRC == 16) && TCC % 8 == 0 && (NT == 32 * TCC || NT == 16 * TCC) && TPB >= 1 &&
+                  CX >= 1 && (CX == 1 || TPB == 1), "tile shape");
     extern __shared__ uint4 smem[];
     if (((reinterpret_cast<size_t>(in) | reinterpret_cast<size_t>(out)) & 15) != 0) {
-        transpose_elements<T, TRC, TCC, NT>(in, out, rows, cols);  // vec_peeled's, the same tiles
+        // vec_peeled's element path, the same tiles.
+        constexpr int V = 16 / sizeof(T);
+        const int ntiles = ((rows + TRC * V - 1) / (TRC * V)) * ((cols + TCC * V - 1) / (TCC * V));
+        for (int t = blockIdx.x; t < ntiles; t += gridDim.x) transpose_elements<T, TRC, TCC, NT>(in, out, rows, cols, t);
         return;
     }
     const unsigned urows = rows, ucols = cols;
-    const unsigned tiles_r = (urows + TRC * V - 1) / (TRC * V);
-    const unsigned r0 = (blockIdx.x % tiles_r) * TRC * V, c0 = (blockIdx.x / tiles_r) * TCC * V;
     const bool odd = realigned_odd_path<T, TCC>() && (urows & ucols & 1);
-    if (odd) realigned_tile<T, TRC, TCC, NT, true>(in, out, rows, cols, r0, c0, smem);
-    else realigned_tile<T, TRC, TCC, NT, false>(in, out, rows, cols, r0, c0, smem);
+    if (CX > 1) {
+        if (odd) realigned_cluster_tile<T, TRC, TCC, NT, CX, true>(in, out, rows, cols, smem);
+        else realigned_cluster_tile<T, TRC, TCC, NT, CX, false>(in, out, rows, cols, smem);
+        return;
+    }
+    if (odd) realigned_tiles<T, TRC, TCC, NT, TPB, true>(in, out, rows, cols, smem);
+    else realigned_tiles<T, TRC, TCC, NT, TPB, false>(in, out, rows, cols, smem);
 }
 // end stage
 

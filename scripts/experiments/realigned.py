@@ -23,9 +23,10 @@ VARIANTS = ((8191, 8193), (12345, 6789), (8192, 8192))
 TIMED = ((8191, 8193), (4097, 8191), (12345, 6789), (7919, 7907), (8192, 8192), (16384, 16384), (8192, 4096))
 
 
-def realigned(trc: int, tcc: int, nt: int) -> Stage:
-    return Stage(f"vec_realigned [{trc},{tcc},{nt}]", "transpose_vec_realigned", "realigned",
-                 launch="vec_realigned", targs=(str(trc), str(tcc), str(nt)))
+def realigned(*shape: int) -> Stage:
+    """vec_realigned at ``shape``: [chunk rows, chunk columns, threads] and optionally tiles per block."""
+    return Stage(f"vec_realigned [{','.join(map(str, shape))}]", "transpose_vec_realigned", "realigned",
+                 launch="vec_realigned", targs=tuple(map(str, shape)))
 
 
 def report(rows: list, got: list, r: int, c: int, dtype: str, out: str, kinds: tuple[str, ...] = ("stage",)) -> None:

@@ -19,8 +19,21 @@ TUNED_LAUNCHES = ("vec_tuned", "vec_peeled", "vec_realigned")
 def tuned_shape(stage: Stage) -> tuple[int, int, int]:
     """(micro-block rows, micro-block columns, threads per block) of a ``vec_tuned`` or
     ``vec_peeled`` launch."""
-    trc, tcc, nt = (int(a) for a in stage.targs)
+    trc, tcc, nt = (int(a) for a in stage.targs[:3])
     return trc, tcc, nt
+
+
+def realigned_tiles_per_block(stage: Stage) -> int:
+    """Tiles one block of ``transpose_vec_realigned`` takes (its optional fourth template argument,
+    ``TPB``); above 1 it double-buffers them (two staged tiles of shared memory)."""
+    return int(stage.targs[3]) if len(stage.targs) > 3 else 1
+
+
+def realigned_cluster(stage: Stage) -> int:
+    """Tiles side by side in one thread-block cluster of ``transpose_vec_realigned`` (its optional
+    fifth template argument, ``CX``); above 1 each tile but a cluster's last takes its rows' extra
+    sector from the next tile's shared memory."""
+    return int(stage.targs[4]) if len(stage.targs) > 4 else 1
 
 
 def dynamic_smem_bytes(stage: Stage, dtype: str) -> int:
@@ -29,7 +42,7 @@ def dynamic_smem_bytes(stage: Stage, dtype: str) -> int:
     if stage.launch in ("vec_deep", "vec_colwalk"):
         return 32 * v * 8 * VEC_DEEP_DEPTH * 16
     if stage.launch == "vec_realigned":
-        return realigned_smem_bytes(*tuned_shape(stage)[:2], v)
+        return realigned_smem_bytes(*tuned_shape(stage)[:2], v) * (2 if realigned_tiles_per_block(stage) > 1 else 1)
     if stage.launch in TUNED_LAUNCHES:
         trc, tcc, _ = tuned_shape(stage)
         return trc * tcc * v * 16
@@ -56,7 +69,11 @@ def launch_shape(stage: Stage, rows: int, cols: int, dtype: str, tile: int = 32)
         return ((gx, gy) if stage.launch == "vec_deep" else (gy, gx)), (256,)
     if stage.launch in TUNED_LAUNCHES:
         trc, tcc, nt = tuned_shape(stage)
-        return (-(-rows // (trc * v)) * -(-cols // (tcc * v)),), (nt,)
+        tiles_r, tiles_c = -(-rows // (trc * v)), -(-cols // (tcc * v))
+        if stage.launch != "vec_realigned":
+            return (tiles_r * tiles_c,), (nt,)
+        cx = realigned_cluster(stage)  # a cluster's tiles share a row of tiles: columns padded to CX
+        return (-(-tiles_r * -(-tiles_c // cx) * cx // realigned_tiles_per_block(stage)),), (nt,)
     if stage.launch == "copy_wide":
         words = rows * cols * ITEMSIZE[dtype] // WORD_BYTES[stage.targs[0]]
         per_block = 256 * int(stage.targs[1])
