@@ -115,3 +115,25 @@ def test_vec_realigned_takes_two_output_passes_per_warp(tmp_path, template):
 def test_vec_realigned_template_is_the_shape_nvrtc_compiles(tmp_path):
     m = load_manifest(_manifest_with_peeled_template(tmp_path, "[32, 8, 256]", "vec_realigned"))
     assert m.stage("vec_realigned").name_expression("float") == "transpose_vec_realigned<float,32,8,256>"
+
+
+@pytest.mark.parametrize("template", ["[32, 16, 512, 2]", "[16, 8, 256, 1]", "[32, 32, 512, 8]"])
+def test_vec_realigned_takes_tiles_per_block_as_a_fourth_argument(tmp_path, template):
+    m = load_manifest(_manifest_with_peeled_template(tmp_path, template, "vec_realigned"))
+    expected = ",".join(template.strip("[]").split(", "))
+    assert m.stage("vec_realigned").name_expression("float") == f"transpose_vec_realigned<float,{expected}>"
+
+
+@pytest.mark.parametrize(("template", "match"), [("[32, 16, 512, 0]", "tile shape 32x16 with 512 threads and 0 tiles"),
+                                                 ("[32, 16, 512, 9]", "and 9 tiles per block is not valid"),
+                                                 ("[32, 16, 512, 2, 1]", "three or four integers"),
+                                                 ("[32, 16, 512, true]", "three or four integers")])
+def test_bad_tiles_per_block_is_one_clear_error(tmp_path, template, match):
+    with pytest.raises(InputError, match=match) as exc:
+        load_manifest(_manifest_with_peeled_template(tmp_path, template, "vec_realigned"))
+    assert "tiles per block 1 to 8" in exc.value.one_line()
+
+
+def test_vec_tuned_keeps_three_arguments(tmp_path):
+    with pytest.raises(InputError, match="template must be three integers"):
+        load_manifest(_manifest_with_template(tmp_path, "[16, 16, 256, 2]"))

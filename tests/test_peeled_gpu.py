@@ -20,10 +20,12 @@ pytestmark = pytest.mark.gpu
 SHAPES = [(1, 1), (31, 65), (4097, 33), (4097, 8191), (8191, 8193), (7919, 7907), (131, 999), (257, 129),
           (261, 37)]
 #: Per stage: the manifest's configuration and the smallest one; for vec_realigned also the two with
-#: two output passes per warp and two of 16 chunk rows (the bench's candidates are also checked at
-#: every sweep point before they are timed, and by tests/test_gpu.py).
+#: two output passes per warp, two of 16 chunk rows and two double-buffered ones of several tiles
+#: per block (the bench's candidates are also checked at every sweep point before they are timed,
+#: and by tests/test_gpu.py).
 CONFIGS = {"vec_peeled": [(32, 16, 512), (32, 8, 256)],
-           "vec_realigned": [(32, 16, 512), (32, 8, 256), (32, 16, 256), (32, 32, 512), (16, 8, 256), (16, 16, 512)]}
+           "vec_realigned": [(32, 16, 512), (32, 8, 256), (32, 16, 256), (32, 32, 512), (16, 8, 256), (16, 16, 512),
+                             (32, 16, 512, 2), (16, 8, 256, 3)]}
 MAX_DYNAMIC_SMEM = 232448
 
 

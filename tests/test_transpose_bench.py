@@ -95,7 +95,7 @@ def test_every_candidate_is_timed_and_the_fastest_beyond_the_spread_runs(monkeyp
     _install(monkeypatch, TIMES, l2_bytes=0)
     rows = bench.bench_size(CASE, 33, 65, "float32", repeats=20, warmup=1, buffers=1, with_peers=False, configs=True)
     configs = _rows(rows, "config")
-    assert [r.config for r in configs] == [f"[{a},{b},{t}]" for a, b, t in bench.CONFIGS]
+    assert [r.config for r in configs] == [_cfg(tuple(map(str, c))) for c in bench.CONFIGS]
     assert [r.config for r in configs if r.chosen] == [_cfg(OTHER)]  # default's p10 10.84 above 10.76
     (stage,) = [r for r in rows if r.name == CHOSEN.id]
     assert stage.kind == "stage" and stage.config == _cfg(OTHER) and stage.median_us == pytest.approx(10.6)

@@ -757,9 +757,6 @@ __global__ void __launch_bounds__(NT, (peeled_min_blocks<T, TRC, TCC, NT>())) tr
 #ifndef REALIGNED_ODD
 #define REALIGNED_ODD 1
 #endif
-#ifndef REALIGNED_ORDER
-#define REALIGNED_ORDER 0
-#endif
 template <typename T, int TCC>
 __host__ __device__ constexpr bool realigned_odd_path()
 {
@@ -832,12 +829,10 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
     constexpr unsigned RIN = TRC * V + A - 1;
     constexpr unsigned GROUP = 32 * TCC + 64, QSTEP = GROUP * 16;
     constexpr unsigned QN = TRC * V / 32;  // chunks per thread and output row: 32 elements apart
-    // 2-byte elements unroll at most 4 chunks (2 with the rotation), or 40 registers spill.
-#ifdef REALIGNED_U16
-    constexpr unsigned UNROLL = V == 8 ? REALIGNED_U16 : QN;  // experiments
-#else
-    constexpr unsigned UNROLL = V == 8 ? (ODD ? 2 : 4) : QN;
-#endif
+    // 2-byte elements unroll at most 4 chunks, and 2 with the rotation or in tiles of 16 chunk rows:
+    // beyond that 40 registers spill (ncu at 8191x8193 float16 [16,8,256] unrolling 4 here: 0.53 M
+    // local store sectors, 11 % of the kernel's L2 writes; unrolling 2: none, and 0.3-2 % faster).
+    constexpr unsigned UNROLL = V == 8 ? (ODD || TRC == 16 ? 2 : 4) : QN;
     union Chunk { uint4 u; T e[V]; };
     const unsigned urows = rows, ucols = cols;
     const unsigned cm = ucols % A, rm = urows % A;
@@ -900,7 +895,7 @@ __host__ __device__ constexpr unsigned realigned_slots()
 
 template <typename T, int TRC, int TCC, int NT, bool ODD>
 __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int rows, int cols, unsigned r0, unsigned c0,
-                                               unsigned sbase, bool extra = true)
+                                               unsigned sbase)
 {
     // Phase 1, issued and not waited for: staged row ri holds the chunks from the sector at or
     // before element (r0 + ri, c0): row r's segment starts m = (r * cols) % A elements into it.
@@ -940,7 +935,7 @@ __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int row
             else cp_async16_clamped(dst, in, a * sizeof(T), nbytes);
         }
     }
-    if (cm && extra) {
+    if (cm) {
 #pragma unroll
         for (unsigned it = 0; it < (2 * RIN + NT - 1) / NT; ++it) {
             const unsigned ri = (threadIdx.x + NT * it) / 2, half = threadIdx.x % 2;
@@ -985,15 +980,7 @@ __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __r
     const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
     unsigned t = blockIdx.x;
     auto origin = [&](unsigned tile, unsigned& r0, unsigned& c0) {
-#if REALIGNED_ORDER > 0
-        // Experiments: REALIGNED_ORDER tile columns at a time, across them first, then down.
-        const unsigned tiles_c = (ucols + TCC * V - 1) / (TCC * V), gsz = tiles_r * REALIGNED_ORDER;
-        const unsigned gc = tile / gsz, i = tile % gsz;
-        const unsigned w = min((unsigned)REALIGNED_ORDER, tiles_c - gc * REALIGNED_ORDER);
-        r0 = (i / w) * TRC * V, c0 = (gc * REALIGNED_ORDER + i % w) * TCC * V;
-#else
         r0 = (tile % tiles_r) * TRC * V, c0 = (tile / tiles_r) * TCC * V;
-#endif
     };
     unsigned r0, c0;
     origin(t, r0, c0);
@@ -1019,59 +1006,11 @@ __host__ __device__ constexpr int realigned_min_blocks()
     // One stage: 1536 / NT (see below). Two: as many as their shared memory lets reside (228 KB an
     // SM, 1 KB of it reserved per block), so the registers are not cut for blocks that cannot run.
     constexpr int by_smem = 233472 / (2 * 16 * realigned_slots<16 / sizeof(T), TRC, TCC>() + 1024);
-#ifdef REALIGNED_MINB
-    return REALIGNED_MINB;
-#endif
     return TPB == 1 || by_smem >= 1536 / NT ? 1536 / NT : by_smem > 0 ? by_smem : 1;
 }
 
-template <typename T, int TRC, int TCC, int NT, int CX, bool ODD>
-__device__ __forceinline__ void realigned_cluster_tile(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
-                                                       uint4* smem)
-{
-    // A cluster of CX tiles side by side. Each staged row's extra
-    // sector (the sector past a shifted segment) is the first sector of the same row in the tile to
-    // the right, so every tile but a cluster's last copies it from that tile's shared memory
-    // (distributed shared memory) instead of reading it again from L2.
-    constexpr unsigned V = 16 / sizeof(T), A = 2 * V;
-    constexpr unsigned RIN = TRC * V + A - 1, GROUP = 32 * TCC + 64;
-    const unsigned urows = rows, ucols = cols;
-    const unsigned tiles_r = (urows + TRC * V - 1) / (TRC * V), tiles_c = (ucols + TCC * V - 1) / (TCC * V);
-    unsigned rank;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
-    const unsigned k = blockIdx.x / CX;
-    const unsigned tc = (k / tiles_r) * CX + rank, r0 = (k % tiles_r) * TRC * V, c0 = tc * TCC * V;
-    const bool live = tc < tiles_c, right = rank + 1 < CX && tc + 1 < tiles_c;
-    const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-    if (live) realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, r0, c0, sbase, !right);
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-    const unsigned cm = ucols % A, rm = urows % A;
-    if (live && right && cm) {
-        const unsigned nr = min(rm ? RIN : TRC * V, urows - r0);
-        for (unsigned i = threadIdx.x; i < 2 * nr; i += NT) {
-            const unsigned ri = i / 2, half = i % 2;
-            if (((ri % A) * cm) % A == 0) continue;
-            const unsigned from = sbase + ((ri / 32) * GROUP + 64 + (ri % 32) * TCC + (half ^ realigned_swizzle<V, ODD>(ri))) * 16;
-            const unsigned to = sbase + ((ri / 32) * GROUP + 2 * (ri % 32) + half) * 16;
-            unsigned remote, a, b, c, d;
-            asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(from), "r"(rank + 1));
-            asm volatile("ld.shared::cluster.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(remote));
-            asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(to), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
-        }
-    }
-    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");  // done with the neighbour's stage
-    __syncthreads();
-    if (live) realigned_drain<T, TRC, TCC, NT, ODD>(in, out, rows, cols, r0, c0, smem);
-    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");  // keep this stage until the left tile has it
-}
-
-template <typename T, int TRC = 32, int TCC = 8, int NT = 256, int TPB = 1, int CX = 1>
-__global__ void
-#ifndef REALIGNED_NO_CLUSTER_ATTR
-__cluster_dims__(CX, 1, 1)
-#endif
-__launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB>())) transpose_vec_realigned(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+template <typename T, int TRC = 32, int TCC = 8, int NT = 256, int TPB = 1>
+__global__ void __launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB>())) transpose_vec_realigned(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
 {
     // 1536 / NT blocks per SM: at most 40 registers (at 512 threads the compiler's own choice, 43 to
     // 64, left 2 blocks resident: 85.7 % of memcpy at 8191x8193 float32 instead of 92.9 %).
@@ -1080,8 +1019,8 @@ __launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB>())) transpose_
     // partial or twice-read sectors inside a tile (ncu at 8191x8193 float32 with 16-byte alignment:
     // 1.6x the L2 read sectors of 8192x8192 and L2 throughput at 91 %). TPB: tiles per block (the
     // grid is ceil(tiles / TPB)), double-buffered when above 1.
-    static_assert((TRC == 32 || TRC == 16) && TCC % 8 == 0 && (NT == 32 * TCC || NT == 16 * TCC) && TPB >= 1 &&
-                  CX >= 1 && (CX == 1 || TPB == 1), "tile shape");
+    static_assert((TRC == 32 || TRC == 16) && TCC % 8 == 0 && (NT == 32 * TCC || NT == 16 * TCC) && TPB >= 1,
+                  "tile shape");
     extern __shared__ uint4 smem[];
     if (((reinterpret_cast<size_t>(in) | reinterpret_cast<size_t>(out)) & 15) != 0) {
         // vec_peeled's element path, the same tiles.
@@ -1092,11 +1031,6 @@ __launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB>())) transpose_
     }
     const unsigned urows = rows, ucols = cols;
     const bool odd = realigned_odd_path<T, TCC>() && (urows & ucols & 1);
-    if (CX > 1) {
-        if (odd) realigned_cluster_tile<T, TRC, TCC, NT, CX, true>(in, out, rows, cols, smem);
-        else realigned_cluster_tile<T, TRC, TCC, NT, CX, false>(in, out, rows, cols, smem);
-        return;
-    }
     if (odd) realigned_tiles<T, TRC, TCC, NT, TPB, true>(in, out, rows, cols, smem);
     else realigned_tiles<T, TRC, TCC, NT, TPB, false>(in, out, rows, cols, smem);
 }

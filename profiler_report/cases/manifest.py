@@ -176,8 +176,9 @@ _TILE_RULE = {
                  "32, of rows and of cols, dividing rows x cols, e.g. [16, 16, 256]",
     "vec_peeled": "[32, cols, threads], cols 8, 16 or 32, threads a multiple of 256 dividing 32 x cols, "
                   "e.g. [32, 16, 512]",
-    "vec_realigned": "[rows, cols, threads], rows 16 or 32, cols 8, 16 or 32, threads 32 x cols or 16 x cols "
-                     "(at most 1024), e.g. [32, 16, 512], [32, 32, 512] or [16, 8, 256]",
+    "vec_realigned": "[rows, cols, threads] or [rows, cols, threads, tiles], rows 16 or 32, cols 8, 16 or 32, "
+                     "threads 32 x cols or 16 x cols (at most 1024), tiles per block 1 to 8, e.g. [32, 16, 512], "
+                     "[16, 8, 256] or [32, 16, 512, 2]",
 }
 
 
@@ -187,19 +188,24 @@ def _check_tile_shape(stage_id: str, template: list[Any], launch: str = "vec_tun
     with a one-line message. vec_peeled needs 32 chunk rows (a warp per output row), at most 32
     chunk columns (its input shuffles stay in a warp) and threads a multiple of 256;
     vec_realigned 16 or 32 chunk rows, at most 32 chunk columns and threads = 32 or 16 x columns (a
-    warp per V output rows, once or twice)."""
+    warp per V output rows, once or twice), and optionally a fourth: tiles per block, 1 to 8 (above
+    1 double-buffered)."""
     fix = f"set `template` in {MANIFEST_PATH} to " + _TILE_RULE.get(launch, _TILE_RULE["vec_tuned"])
-    if len(template) != 3 or not all(isinstance(a, int) and not isinstance(a, bool) for a in template):
-        raise InputError(f"stage {stage_id}: template must be three integers, got {template}", fix)
-    trc, tcc, nt = template
+    sizes = (3, 4) if launch == "vec_realigned" else (3,)
+    if len(template) not in sizes or not all(isinstance(a, int) and not isinstance(a, bool) for a in template):
+        what = "three or four integers" if len(sizes) > 1 else "three integers"
+        raise InputError(f"stage {stage_id}: template must be {what}, got {template}", fix)
+    trc, tcc, nt = template[:3]
     if launch == "vec_realigned":  # a warp per V output rows: its own rule
-        valid = trc in (16, 32) and tcc in (8, 16, 32) and nt in (16 * tcc, 32 * tcc)
+        tiles = template[3] if len(template) > 3 else 1
+        valid = trc in (16, 32) and tcc in (8, 16, 32) and nt in (16 * tcc, 32 * tcc) and 1 <= tiles <= 8
     else:
         valid = (trc % 8 == tcc % 8 == 0 and trc > 0 and tcc > 0 and nt % 32 == 0 and 0 < nt <= 1024
                  and nt % trc == 0 and nt % tcc == 0 and trc * tcc >= nt and trc * tcc % nt == 0
                  and (launch != "vec_peeled" or (trc == 32 and tcc <= 32 and nt % 256 == 0)))
     if not valid:
-        raise InputError(f"stage {stage_id}: tile shape {trc}x{tcc} with {nt} threads is not valid", fix)
+        per_block = f" and {template[3]} tiles per block" if len(template) > 3 else ""
+        raise InputError(f"stage {stage_id}: tile shape {trc}x{tcc} with {nt} threads{per_block} is not valid", fix)
 
 
 def load_manifest(path: Path | None = None) -> Manifest:

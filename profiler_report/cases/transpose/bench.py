@@ -97,10 +97,13 @@ def shape_stages(case: Case, dtype: str) -> list[Stage]:
 
 
 #: Candidate configurations of ``vec_realigned`` timed at every sweep point ([chunk rows, chunk
-#: columns, threads]: 16 or 32 rows; 8 to 32 columns; threads = 32 or 16 x columns, as the kernel's
-#: static_assert wants): the fastest somewhere in scripts/experiments/results/README.md (16 rows for
-#: float16, 32 columns for float64). [32, 32, 1024] (one block per SM) was the slowest everywhere.
-CONFIGS = ((16, 8, 256), (16, 16, 512), (32, 8, 256), (32, 16, 256), (32, 16, 512), (32, 32, 512))
+#: columns, threads] and optionally tiles per block: 16 or 32 rows; 8 to 32 columns; threads = 32 or
+#: 16 x columns, as the kernel's static_assert wants): the fastest somewhere in
+#: scripts/experiments/results/README.md (16 rows for float16, 32 columns for float64, two
+#: double-buffered tiles per block for the largest float64 and float16 shapes). [32, 32, 1024] (one
+#: block per SM) was the slowest everywhere.
+CONFIGS = ((16, 8, 256), (16, 16, 512), (32, 8, 256), (32, 16, 256), (32, 16, 512), (32, 32, 512),
+           (16, 8, 256, 2), (16, 16, 512, 2), (32, 16, 512, 2), (32, 32, 512, 2))
 #: The launch kind whose configuration the sweep chooses per point.
 CONFIG_LAUNCH = "vec_realigned"
 
@@ -116,8 +119,7 @@ def config_stages(case: Case, dtype: str) -> list[Stage]:
     configs = [c for c in CONFIGS if dynamic_smem_bytes(replace(base, targs=tuple(map(str, c))), dtype)
                <= MAX_DYNAMIC_SMEM]
     configs += [default] if default not in configs else []
-    return [replace(base, id=f"{base.id} [{trc},{tcc},{nt}]", targs=(str(trc), str(tcc), str(nt)))
-            for trc, tcc, nt in configs]
+    return [replace(base, id=f"{base.id} [{','.join(map(str, c))}]", targs=tuple(map(str, c))) for c in configs]
 
 
 def choose_config(candidates: list[BenchRow], default: str) -> BenchRow | None:
@@ -371,7 +373,7 @@ def _config_rows(cupy: Any, k: Kernels, case: Case, candidates: list[Stage], pai
         row = _kernel_row(cupy, k, st.id, "config", st, pairs, rows, cols, repeats, warmup, l2)
         trc, tcc, nt = tuned_shape(st)
         row.tile, row.threads, row.per_thread = f"{trc * v}x{tcc * v}", nt, trc * tcc // nt
-        row.config = f"[{trc},{tcc},{nt}]"
+        row.config = f"[{','.join(st.targs)}]"
         out.append(row)
     stage = next(s for s in case.manifest.stages if s.launch == CONFIG_LAUNCH)
     default = f"[{','.join(stage.targs)}]"

@@ -17,8 +17,8 @@ TUNED_LAUNCHES = ("vec_tuned", "vec_peeled", "vec_realigned")
 
 
 def tuned_shape(stage: Stage) -> tuple[int, int, int]:
-    """(micro-block rows, micro-block columns, threads per block) of a ``vec_tuned`` or
-    ``vec_peeled`` launch."""
+    """(micro-block rows, micro-block columns, threads per block) of a ``vec_tuned``, ``vec_peeled``
+    or ``vec_realigned`` launch (the first three template arguments)."""
     trc, tcc, nt = (int(a) for a in stage.targs[:3])
     return trc, tcc, nt
 
@@ -29,15 +29,9 @@ def realigned_tiles_per_block(stage: Stage) -> int:
     return int(stage.targs[3]) if len(stage.targs) > 3 else 1
 
 
-def realigned_cluster(stage: Stage) -> int:
-    """Tiles side by side in one thread-block cluster of ``transpose_vec_realigned`` (its optional
-    fifth template argument, ``CX``); above 1 each tile but a cluster's last takes its rows' extra
-    sector from the next tile's shared memory."""
-    return int(stage.targs[4]) if len(stage.targs) > 4 else 1
-
-
 def dynamic_smem_bytes(stage: Stage, dtype: str) -> int:
-    """Dynamic shared memory of a launch in bytes: the 16-byte-chunk tiles of the deep stages."""
+    """Dynamic shared memory of a launch in bytes: the 16-byte-chunk tiles of the deep stages (two
+    staged tiles for a double-buffered ``vec_realigned``)."""
     v = 16 // ITEMSIZE[dtype]
     if stage.launch in ("vec_deep", "vec_colwalk"):
         return 32 * v * 8 * VEC_DEEP_DEPTH * 16
@@ -69,11 +63,9 @@ def launch_shape(stage: Stage, rows: int, cols: int, dtype: str, tile: int = 32)
         return ((gx, gy) if stage.launch == "vec_deep" else (gy, gx)), (256,)
     if stage.launch in TUNED_LAUNCHES:
         trc, tcc, nt = tuned_shape(stage)
-        tiles_r, tiles_c = -(-rows // (trc * v)), -(-cols // (tcc * v))
-        if stage.launch != "vec_realigned":
-            return (tiles_r * tiles_c,), (nt,)
-        cx = realigned_cluster(stage)  # a cluster's tiles share a row of tiles: columns padded to CX
-        return (-(-tiles_r * -(-tiles_c // cx) * cx // realigned_tiles_per_block(stage)),), (nt,)
+        tiles = -(-rows // (trc * v)) * -(-cols // (tcc * v))
+        per_block = realigned_tiles_per_block(stage) if stage.launch == "vec_realigned" else 1
+        return (-(-tiles // per_block),), (nt,)
     if stage.launch == "copy_wide":
         words = rows * cols * ITEMSIZE[dtype] // WORD_BYTES[stage.targs[0]]
         per_block = 256 * int(stage.targs[1])

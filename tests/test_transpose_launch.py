@@ -1,0 +1,46 @@
+"""Launch geometry of the transpose stages (profiler_report/cases/transpose/launch.py), checked
+against what ncu recorded for the same launches on the H200
+(scripts/experiments/results/ncu_realigned_pipelined.csv: grid size and dynamic shared memory)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from profiler_report.cases import get_case
+from profiler_report.cases.transpose.launch import dynamic_smem_bytes, launch_shape, realigned_tiles_per_block
+
+REALIGNED = next(s for s in get_case("transpose").manifest.stages if s.launch == "vec_realigned")
+
+
+def _at(*targs: int):
+    return replace(REALIGNED, targs=tuple(map(str, targs)))
+
+
+# (configuration, rows, cols, dtype, grid, dynamic shared memory in bytes) as ncu reported them.
+NCU = [((16, 8, 256, 1), 8191, 8193, "float16", 8256, 23424),
+       ((16, 8, 256, 4), 8191, 8193, "float16", 2064, 46848),
+       ((32, 16, 512, 1), 8191, 8193, "float32", 8256, 39680),
+       ((32, 16, 512, 4), 8191, 8193, "float32", 2064, 79360),
+       ((32, 32, 512, 1), 16384, 16384, "float64", 65536, 37376)]
+
+
+@pytest.mark.parametrize(("cfg", "rows", "cols", "dtype", "grid", "smem"), NCU)
+def test_realigned_grid_and_shared_memory_are_what_the_gpu_ran(cfg, rows, cols, dtype, grid, smem):
+    st = _at(*cfg)
+    assert launch_shape(st, rows, cols, dtype) == ((grid,), (cfg[2],))
+    assert dynamic_smem_bytes(st, dtype) == smem
+
+
+def test_three_arguments_are_one_tile_per_block():
+    assert realigned_tiles_per_block(_at(32, 16, 512)) == 1
+    assert launch_shape(_at(32, 16, 512), 8191, 8193, "float32") == launch_shape(_at(32, 16, 512, 1), 8191, 8193,
+                                                                                  "float32")
+    assert dynamic_smem_bytes(_at(32, 16, 512), "float32") == dynamic_smem_bytes(_at(32, 16, 512, 1), "float32")
+
+
+def test_tiles_per_block_round_the_grid_up():
+    # 1 x 1 tile at 1 x 1; 3 tiles (3 x 1 of 128-row tiles) at 2 a block: 2 blocks, the second with one.
+    assert launch_shape(_at(32, 16, 512, 2), 1, 1, "float32")[0] == (1,)
+    assert launch_shape(_at(32, 16, 512, 2), 300, 64, "float32")[0] == (2,)
