@@ -105,7 +105,8 @@ def sweep_table(sweep: list[dict[str, Any]]) -> pd.DataFrame:
     at L2-resident ones; files without it: memcpy) and ``pct_of_ceiling``; where peers ran, the
     fastest peer (``best_peer``, ``peer_gbps``, ``peer_pct_of_ceiling``) and ``vs_peer`` = best
     stage GB/s / fastest peer GB/s; NaN / "" where no peer ran. p10/p90 of both (us) for the
-    spread rule, and the fastest peer's ``peer_note`` (bench's "SUSPECT: faster than memcpy ...")."""
+    spread rule, the fastest peer's ``peer_note`` (bench's "SUSPECT: faster than memcpy ..."), and
+    ``copy_pct_of_memcpy``: the fastest copy kernel's % of memcpy at the point (NaN without one)."""
     frame = pd.DataFrame(sweep)
     if frame.empty:
         return frame
@@ -129,6 +130,9 @@ def sweep_table(sweep: list[dict[str, Any]]) -> pd.DataFrame:
         columns={"name": "best_peer", "gbps": "peer_gbps", "pct_of_ceiling": "peer_pct_of_ceiling",
                  "p10_us": "peer_p10_us", "p90_us": "peer_p90_us", "note": "peer_note"})
     out = out.merge(top, on=["dtype", "size"], how="left")
+    copies = timed[(timed["kind"] == "ceiling") & (timed["name"] != "memcpy")]
+    out = out.merge(copies.groupby(["dtype", "size"])["pct_of_memcpy"].max().rename("copy_pct_of_memcpy"),
+                    on=["dtype", "size"], how="left")
     out["best_peer"], out["peer_note"] = out["best_peer"].fillna(""), out["peer_note"].fillna("")
     out["vs_peer"] = out["gbps"] / out["peer_gbps"]
     itemsize = out["dtype"].map({"float16": 2, "float32": 4, "float64": 8})
@@ -156,7 +160,9 @@ def sweep_verdicts(frame: pd.DataFrame) -> list[str]:
     """What the sweep table says in words: how many points the best stage holds against the
     fastest peer, then one sentence per point where a peer is faster (by how much, and whether
     beyond the run-to-run spread: the peer's p90 below the stage's p10), then one per point whose
-    fastest peer bench flagged as faster than memcpy (SUSPECT)."""
+    fastest peer bench flagged as faster than memcpy (SUSPECT), then one per DRAM point where even
+    the copy kernels stay below COPY_OUTLIER_PCT of memcpy (memcpy's figure there is not a ceiling a
+    kernel reaches: the points just past the L2, in some sweeps)."""
     judged = frame[frame["vs_peer"].notna()] if not frame.empty else frame
     if judged.empty:
         return []
@@ -171,7 +177,22 @@ def sweep_verdicts(frame: pd.DataFrame) -> list[str]:
     out += [f"{r['size']} {r['dtype']}: the fastest peer, {r['best_peer']}, is faster than memcpy beyond the spread "
             "at a DRAM size: its timing or output is suspect (bench's note)"
             for _, r in judged.iterrows() if "SUSPECT" in str(r["peer_note"])]
-    return out
+    return out + _copy_outliers(frame)
+
+
+#: Below this % of memcpy for the fastest copy kernel at a DRAM point, memcpy is named as the outlier
+#: (copies with 16 bytes in flight per thread reach 99-101 % of memcpy at the other DRAM points).
+COPY_OUTLIER_PCT = 90.0
+
+
+def _copy_outliers(frame: pd.DataFrame) -> list[str]:
+    if "copy_pct_of_memcpy" not in frame:
+        return []
+    low = frame[(frame["resident"] == "DRAM") & (frame["copy_pct_of_memcpy"] < COPY_OUTLIER_PCT)]
+    return [f"{r['size']} {r['dtype']} (DRAM): even the copy kernels reach only {r['copy_pct_of_memcpy']:.1f} % of "
+            f"memcpy there, so % of memcpy understates every stage; {stage_label(r)} is at "
+            f"{100 * r['pct_of_memcpy'] / r['copy_pct_of_memcpy']:.1f} % of the fastest copy kernel"
+            for _, r in low.iterrows()]
 
 
 def where_notes(rows: list[dict[str, Any]]) -> list[str]:
