@@ -831,7 +831,7 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
     constexpr unsigned QN = TRC * V / 32;  // chunks per thread and output row: 32 elements apart
     // 2-byte elements unroll at most 4 chunks, and 2 with the rotation or in tiles of 16 chunk rows:
     // beyond that 40 registers spill (ncu at 8191x8193 float16 [16,8,256] unrolling 4 here: 0.53 M
-    // local store sectors, 11 % of the kernel's L2 writes; unrolling 2: none, and 0.3-2 % faster).
+    // local store sectors, 11 % of the kernel's L2 writes; unrolling 2: none, and 0-0.8 % faster).
     constexpr unsigned UNROLL = V == 8 ? (ODD || TRC == 16 ? 2 : 4) : QN;
     union Chunk { uint4 u; T e[V]; };
     const unsigned urows = rows, ucols = cols;
