@@ -895,7 +895,7 @@ __host__ __device__ constexpr unsigned realigned_slots()
 
 template <typename T, int TRC, int TCC, int NT, bool ODD>
 __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int rows, int cols, unsigned r0, unsigned c0,
-                                               unsigned sbase, bool head = true)
+                                               unsigned sbase)
 {
     // Phase 1, issued and not waited for: staged row ri holds the chunks from the sector at or
     // before element (r0 + ri, c0): row r's segment starts m = (r * cols) % A elements into it.
@@ -918,9 +918,6 @@ __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int row
     const long long nbytes = (long long)rows * cols * sizeof(T);
     const unsigned jr = threadIdx.x % TCC, ri0 = threadIdx.x / TCC;
     const unsigned m = ((ri0 % A) * cm) % A;
-    // Without the head, a shifted row's first sector (chunks 0 and 1) comes from the tile to the
-    // left instead: its extra sector (realigned_tiles).
-    const bool skip = !head && m != 0 && jr < 2;
     const long long a0 = (long long)(r0 + ri0) * cols + c0 - m + V * jr;
     unsigned dsts[SUB];
 #pragma unroll
@@ -931,7 +928,7 @@ __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int row
 #pragma unroll
     for (unsigned it = 0; it < (RIN + RPI - 1) / RPI; ++it) {
         const unsigned ri = ri0 + RPI * it;
-        if (ri < nr && !skip) {
+        if (ri < nr) {
             const long long a = a0 + (long long)(RPI * it) * cols;
             const unsigned dst = dsts[it % SUB] + (it / SUB) * QSTEP;
             if (wide && r0 + ri + 2 <= urows) cp_async16_full(dst, in + a);
@@ -969,61 +966,37 @@ __device__ __forceinline__ void realigned_drain(const T* __restrict__ in, T* __r
     }
 }
 
-template <typename T, int TRC, int TCC, int NT, bool ODD>
-__device__ __forceinline__ void realigned_pass_head(int rows, int cols, unsigned r0, const uint4* from, uint4* to)
-{
-    // The extra sector of each shifted staged row of one tile is the first sector (chunks 0 and 1)
-    // of the same row in the tile to its right: copied into that tile's stage, not read again.
-    constexpr unsigned V = 16 / sizeof(T), A = 2 * V, RIN = TRC * V + A - 1, GROUP = 32 * TCC + 64;
-    const unsigned urows = rows, cm = (unsigned)cols % A;
-    const unsigned nr = min(urows % A ? RIN : TRC * V, urows - r0);
-    for (unsigned i = threadIdx.x; i < 2 * nr; i += NT) {
-        const unsigned ri = i / 2, half = i % 2;
-        if (((ri % A) * cm) % A == 0) continue;
-        const unsigned g = (ri / 32) * GROUP;
-        to[g + 64 + (ri % 32) * TCC + (half ^ realigned_swizzle<V, ODD>(ri))] = from[g + 2 * (ri % 32) + half];
-    }
-}
-
 template <typename T, int TRC, int TCC, int NT, int TPB, bool ODD>
 __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
                                                 uint4* smem)
 {
-    // With TPB > 1 a block takes up to TPB tiles, two staged at a time: the next tile's cp.async
-    // copies are in flight while this one is gathered and stored. Where rows are shifted (cols %
-    // A != 0) its tiles are side by side in one tile row (block b: row b % tiles_r, columns
-    // (b / tiles_r) TPB, ...), and each passes its rows' extra sector on to the next
-    // (realigned_pass_head), so the sector two tiles share is read once; elsewhere block b takes
-    // tiles b, b + grid, ... (the grid: launch.py's launch_shape).
-    constexpr unsigned V = 16 / sizeof(T), A = 2 * V, SLOTS = realigned_slots<V, TRC, TCC>();
+    // Block b takes tiles b, b + grid, b + 2 grid, ... (at most TPB). With TPB > 1 there are two
+    // stages: the next tile's cp.async copies are in flight while this one is gathered and stored,
+    // so a block never waits on a load with nothing else to do.
+    constexpr unsigned V = 16 / sizeof(T), SLOTS = realigned_slots<V, TRC, TCC>();
     const unsigned urows = rows, ucols = cols;
-    const unsigned tiles_r = (urows + TRC * V - 1) / (TRC * V), tiles_c = (ucols + TCC * V - 1) / (TCC * V);
-    const bool chain = TPB > 1 && ucols % A != 0;
+    const unsigned tiles_r = (urows + TRC * V - 1) / (TRC * V);
+    const unsigned ntiles = tiles_r * ((ucols + TCC * V - 1) / (TCC * V));
     const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-    // Tile i of this block, false past its last.
-    auto tile = [&](unsigned i, unsigned& r0, unsigned& c0) {
-        const unsigned t = blockIdx.x + i * gridDim.x;
-        const unsigned tr = chain ? blockIdx.x % tiles_r : t % tiles_r;
-        const unsigned tc = chain ? (blockIdx.x / tiles_r) * TPB + i : t / tiles_r;
-        r0 = tr * TRC * V, c0 = tc * TCC * V;
-        return i < TPB && tc < tiles_c;
+    unsigned t = blockIdx.x;
+    auto origin = [&](unsigned tile, unsigned& r0, unsigned& c0) {
+        r0 = (tile % tiles_r) * TRC * V, c0 = (tile / tiles_r) * TCC * V;
     };
     unsigned r0, c0;
-    tile(0, r0, c0);
+    origin(t, r0, c0);
     realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, r0, c0, sbase);
     for (unsigned i = 0;; ++i) {
-        const unsigned cur = TPB > 1 ? (i & 1) * SLOTS : 0, nxt = SLOTS - cur;
+        const unsigned tn = t + gridDim.x, cur = TPB > 1 ? (i & 1) * SLOTS : 0;
         unsigned rn, cn;
-        const bool more = TPB > 1 && tile(i + 1, rn, cn);
-        if (more) realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, rn, cn, sbase + nxt * 16, !chain);
-        if (more) asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+        origin(tn, rn, cn);
+        if (TPB > 1 && tn < ntiles) realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, rn, cn, sbase + (SLOTS - cur) * 16);
+        if (TPB > 1 && tn < ntiles) asm volatile("cp.async.wait_group 1;\n" ::: "memory");
         else asm volatile("cp.async.wait_all;\n" ::: "memory");
         __syncthreads();
-        if (more && chain) realigned_pass_head<T, TRC, TCC, NT, ODD>(rows, cols, r0, smem + cur, smem + nxt);
         realigned_drain<T, TRC, TCC, NT, ODD>(in, out, rows, cols, r0, c0, smem + cur);
-        if (!more) return;
-        __syncthreads();  // this stage is the one the load after next writes; the next has its head
-        r0 = rn, c0 = cn;
+        if (TPB == 1 || tn >= ntiles) return;
+        __syncthreads();  // this stage is the one the load after next writes
+        t = tn, r0 = rn, c0 = cn;
     }
 }
 

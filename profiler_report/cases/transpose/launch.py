@@ -25,8 +25,7 @@ def tuned_shape(stage: Stage) -> tuple[int, int, int]:
 
 def realigned_tiles_per_block(stage: Stage) -> int:
     """Tiles one block of ``transpose_vec_realigned`` takes (its optional fourth template argument,
-    ``TPB``); above 1 it double-buffers them (two staged tiles of shared memory), and where cols is
-    not a multiple of a 32-byte sector they are side by side in one tile row (the grid below)."""
+    ``TPB``); above 1 it double-buffers them (two staged tiles of shared memory)."""
     return int(stage.targs[3]) if len(stage.targs) > 3 else 1
 
 
@@ -64,11 +63,9 @@ def launch_shape(stage: Stage, rows: int, cols: int, dtype: str, tile: int = 32)
         return ((gx, gy) if stage.launch == "vec_deep" else (gy, gx)), (256,)
     if stage.launch in TUNED_LAUNCHES:
         trc, tcc, nt = tuned_shape(stage)
-        tiles_r, tiles_c = -(-rows // (trc * v)), -(-cols // (tcc * v))
+        tiles = -(-rows // (trc * v)) * -(-cols // (tcc * v))
         per_block = realigned_tiles_per_block(stage) if stage.launch == "vec_realigned" else 1
-        if per_block > 1 and cols % (2 * v):  # shifted rows: a block's tiles side by side in one tile row
-            return (tiles_r * -(-tiles_c // per_block),), (nt,)
-        return (-(-tiles_r * tiles_c // per_block),), (nt,)
+        return (-(-tiles // per_block),), (nt,)
     if stage.launch == "copy_wide":
         words = rows * cols * ITEMSIZE[dtype] // WORD_BYTES[stage.targs[0]]
         per_block = 256 * int(stage.targs[1])
