@@ -165,8 +165,12 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
     click.echo(f"report: {out / 'index.html'}")
 
 
-def _ladder_options(fn: Any) -> Any:
-    """``--stage``, ``--ceiling`` and ``--case``: how a capture's launches become a ladder."""
+def _ladder_options(fn: Any = None, *, gate: bool = False) -> Any:
+    """``--stage``, ``--ceiling`` and ``--case``: how a capture's launches become a ladder (``gate``:
+    for ``check``, whose --case also picks the thresholds)."""
+    if fn is None:
+        return lambda f: _ladder_options(f, gate=gate)
+    gates = " `check` then gates on the case's thresholds.toml unless --thresholds is given." if gate else ""
     for opt in reversed((
         click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX",
                      help="Name a stage: launches whose kernel name (short, C++ display or mangled) or NVTX "
@@ -178,8 +182,7 @@ def _ladder_options(fn: Any) -> Any:
                           "baseline. Repeatable."),
         click.option("--case", "case_ref", default=None,
                      help="The case that made the capture: a case folder (or built-in name); default: from "
-                          "its NVTX ranges and provenance.json. `check` then gates on the case's "
-                          "thresholds.toml unless --thresholds is given."),
+                          "its NVTX ranges and provenance.json." + gates),
     )):
         fn = opt(fn)
     return fn
@@ -480,7 +483,7 @@ def _warn_not_comparable(old: Path | list[Path], new: Path | list[Path], diffs: 
               help="table: plain text; json: for scripts; markdown: for $GITHUB_STEP_SUMMARY or a PR comment.")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--strict", is_flag=True, help="Exit 2 when CAPTURES and --baseline are not comparable.")
-@_ladder_options
+@_ladder_options(gate=True)
 def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Path | None, missing: str,
           junit: Path | None, fmt: str, as_json: bool, strict: bool, stage_opts: tuple[str, ...],
           ceiling_opts: tuple[str, ...], case_ref: str | None) -> None:

@@ -124,8 +124,10 @@ def test_vec_realigned_takes_tiles_per_block_as_a_fourth_argument(tmp_path, temp
     assert m.stage("vec_realigned").name_expression("float") == f"transpose_vec_realigned<float,{expected}>"
 
 
-@pytest.mark.parametrize(("template", "match"), [("[32, 16, 512, 0]", "tile shape 32x16 with 512 threads and 0 tiles"),
-                                                 ("[32, 16, 512, 9]", "and 9 tiles per block is not valid"),
+@pytest.mark.parametrize(("template", "match"), [("[32, 16, 512, 0]", r"tiles per block \(the fourth template value\) "
+                                                                     "must be 1 to 8, got 0"),
+                                                 ("[32, 16, 512, 9]", "must be 1 to 8, got 9"),
+                                                 ("[32, 16, 128, 2]", "tile shape 32x16 with 128 threads is not valid"),
                                                  ("[32, 16, 512, 2, 1]", "three or four integers"),
                                                  ("[32, 16, 512, true]", "three or four integers")])
 def test_bad_tiles_per_block_is_one_clear_error(tmp_path, template, match):

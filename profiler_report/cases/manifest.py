@@ -198,14 +198,16 @@ def _check_tile_shape(stage_id: str, template: list[Any], launch: str = "vec_tun
     trc, tcc, nt = template[:3]
     if launch == "vec_realigned":  # a warp per V output rows: its own rule
         tiles = template[3] if len(template) > 3 else 1
-        valid = trc in (16, 32) and tcc in (8, 16, 32) and nt in (16 * tcc, 32 * tcc) and 1 <= tiles <= 8
+        if not 1 <= tiles <= 8:
+            raise InputError(f"stage {stage_id}: tiles per block (the fourth template value) must be 1 to 8, "
+                             f"got {tiles}", fix)
+        valid = trc in (16, 32) and tcc in (8, 16, 32) and nt in (16 * tcc, 32 * tcc)
     else:
         valid = (trc % 8 == tcc % 8 == 0 and trc > 0 and tcc > 0 and nt % 32 == 0 and 0 < nt <= 1024
                  and nt % trc == 0 and nt % tcc == 0 and trc * tcc >= nt and trc * tcc % nt == 0
                  and (launch != "vec_peeled" or (trc == 32 and tcc <= 32 and nt % 256 == 0)))
     if not valid:
-        per_block = f" and {template[3]} tiles per block" if len(template) > 3 else ""
-        raise InputError(f"stage {stage_id}: tile shape {trc}x{tcc} with {nt} threads{per_block} is not valid", fix)
+        raise InputError(f"stage {stage_id}: tile shape {trc}x{tcc} with {nt} threads is not valid", fix)
 
 
 def load_manifest(path: Path | None = None) -> Manifest:
