@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from profiler_report.errors import ProfilerReportError
 from profiler_report.report.build import render_capture
 
 
@@ -20,8 +21,12 @@ def main(argv: list[str]) -> int:
         print("usage: python scripts/rerender_live_report.py REPORT_FOLDER (holding profile.ncu-rep)", file=sys.stderr)
         return 2
     folder = Path(argv[0])
-    _, files, _ = render_capture(folder / "profile.ncu-rep", folder, live=True,
-                                 capture_label=str(folder / "profile.ncu-rep"))
+    try:
+        _, files, _ = render_capture(folder / "profile.ncu-rep", folder, live=True,
+                                     capture_label=str(folder / "profile.ncu-rep"))
+    except ProfilerReportError as exc:  # the CLI's one-line error and exit code
+        print(exc.one_line(), file=sys.stderr)
+        return exc.exit_code
     for f in files:
         print(f"wrote {f}")
     return 0

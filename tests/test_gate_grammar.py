@@ -36,6 +36,8 @@ def test_units_convert_to_the_metric_unit():
     assert parse_rule("duration <= 0.04 ms", "t").limit_in("us") == pytest.approx(40)
     assert parse_rule("duration <= 40000 ns", "t").limit_in("us") == pytest.approx(40)
     assert parse_rule("event_gbps >= 3 TB/s", "t").limit_in("GB/s") == pytest.approx(3000)
+    assert parse_rule("dram__bytes_read.sum <= 1 TB", "t").limit_in("MB") == pytest.approx(1e6)
+    assert parse_rule("dram__bytes_read.sum <= 2 kB", "t").limit_in("B") == pytest.approx(2000)
     assert parse_rule("shared_mem_per_block_bytes <= 8 KB", "t").limit_in("byte") == 8000
     table = parse_thresholds('[stage.naive]\nrules = [{ rule = "global_store_efficiency_pct <= 25", unit = "%" }]')
     assert table.rules[0].stated_unit == "%"

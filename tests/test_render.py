@@ -316,6 +316,20 @@ def test_sweep_verdicts_say_where_a_peer_still_wins_and_by_how_much(h200_sweep):
         assert line.startswith(f"{r['size']} {r['dtype']} (DRAM): even the copy kernels reach only")
 
 
+def test_sweep_rows_without_rows_and_cols_make_no_sweep_table():
+    # A case whose bench rows give only `size` text (the reduction's): no transpose sweep section.
+    assert sweep_table([{"name": "tree", "kind": "stage", "dtype": "float32", "size": "n=1048576", "gbps": 1.0}]).empty
+
+
+def test_a_sweep_without_its_per_point_ceiling_gets_it_computed(h200_sweep):
+    rows = [{k: v for k, v in r.items() if k != "pct_of_point_ceiling"} for r in h200_sweep]
+    got = sweep_table(rows).set_index(["dtype", "size"])["pct_of_ceiling"]
+    want = sweep_table(h200_sweep).set_index(["dtype", "size"])["pct_of_ceiling"]
+    # Within 1 %: at the headline sizes the point also holds the block-shape sweep's own memcpy.
+    assert got.to_numpy() == pytest.approx(want.to_numpy(), rel=0.01)
+    assert got.notna().all()
+
+
 def test_a_dram_point_where_memcpy_outruns_every_copy_kernel_is_named():
     # The committed H200 sweep's float16 8192x2048 point: memcpy 20 us, the copy kernels 32-34 us.
     rows = [{"name": "memcpy", "kind": "ceiling", "rows": 8192, "cols": 2048, "dtype": "float16", "gbps": 3400.0,

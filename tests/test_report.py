@@ -48,6 +48,12 @@ def test_the_committed_live_run_passes(folder):
     ("bench.json", lambda d: _first(d["rows"], "peer").update(note=5), "note"),
     ("bench.json", lambda d: _first(d["rows"], "peer").update(gbps="x"), "gbps"),
     ("timings.json", lambda d: d["timings"][0].update(median_us=-1.0), "median_us"),
+    # Text is never null (only a timed number may be), a shape's timing never null, and a sweep
+    # row says where it was resident (the sweep table's L2 / DRAM label).
+    ("bench.json", lambda d: _first(d["rows"], "peer").update(note=None), "note"),
+    ("sweep.json", lambda d: _first(d["rows"], "stage").update(config=None), "config"),
+    ("sweep.json", lambda d: _first(d["rows"], "shape").update(p10_us=None), "p10_us"),
+    ("sweep.json", lambda d: _first(d["rows"], "stage").pop("resident"), "resident"),
 ])
 def test_a_mistyped_field_is_one_clear_error(folder, name, edit, key):
     _edit(folder, name, edit)

@@ -66,8 +66,8 @@ def _entries(path: Path, data: Any, key: str | None) -> list[dict[str, Any]]:
 _NUMBER = (int, float)
 
 
-#: Keys a bench.json / sweep.json entry may hold, with their types; a timed value may also be
-#: null or NaN (a skipped or wrong entry), never infinite or negative.
+#: Keys a bench.json / sweep.json entry may hold, with their types; a timed value (a number) may
+#: also be null or NaN (a skipped or wrong entry), never infinite or negative; text is never null.
 _BENCH_OPTIONAL: dict[str, tuple[type, ...]] = {
     "gbps": _NUMBER, "pct_of_memcpy": _NUMBER, "median_us": _NUMBER, "p10_us": _NUMBER, "p90_us": _NUMBER,
     "note": (str,), "timing": (str,), "resident": (str,), "tile": (str,), "threads": (int,), "per_thread": (int,),
@@ -109,10 +109,12 @@ def _bad_optional(name: str, item: dict[str, Any]) -> list[str]:
     """Optional keys of a bench.json / sweep.json entry that are present with the wrong type."""
     if name not in ("bench.json", "sweep.json"):
         return []
-    bad = [k for k, types in _BENCH_OPTIONAL.items()
-           if k in item and item[k] is not None and not _typed(item[k], types)]
+    bad = [k for k, types in _BENCH_OPTIONAL.items()  # only a timed value may be null
+           if k in item and (item[k] is not None or types is not _NUMBER) and not _typed(item[k], types)]
     if item.get("kind") == "shape":
-        bad += [k for k in _SHAPE_REQUIRED if k not in item and k not in bad]
+        bad += [k for k in _SHAPE_REQUIRED if item.get(k) is None and k not in bad]
+    elif name == "sweep.json" and "resident" not in item:  # the sweep table's L2 / DRAM label
+        bad.append("resident")
     return bad
 
 

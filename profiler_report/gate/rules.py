@@ -43,9 +43,9 @@ ALIASES = {"duration": "event_median_us"}
 
 
 #: Units as people write them -> as :func:`~profiler_report.capture.units.normalize_unit` reads them.
-_UNIT_ALIASES = {"B": "byte", "bytes": "byte", "KB": "Kbyte", "MB": "Mbyte", "GB": "Gbyte", "GB/s": "Gbyte/s",
-                 "MB/s": "Mbyte/s", "TB/s": "Tbyte/s", "percent": "%", "pct": "%", "usec": "us",
-                 "msec": "ms", "sec": "s", "nsec": "ns"}
+_UNIT_ALIASES = {"B": "byte", "bytes": "byte", "KB": "Kbyte", "kB": "Kbyte", "MB": "Mbyte", "GB": "Gbyte",
+                 "TB": "Tbyte", "GB/s": "Gbyte/s", "MB/s": "Mbyte/s", "TB/s": "Tbyte/s", "percent": "%", "pct": "%",
+                 "usec": "us", "msec": "ms", "sec": "s", "nsec": "ns"}
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,7 @@ def shape_table(sweep: list[dict[str, Any]]) -> pd.DataFrame:
     ([micro-block rows, cols, threads]), tile, threads, per_thread, gbps, pct_of_memcpy, p10_us,
     p90_us, median_us, chosen (the shape the report profiles), fastest (the fastest at its size)."""
     frame = pd.DataFrame([r for r in sweep if r.get("kind") == "shape"])
-    if frame.empty or "gbps" not in frame:
+    if frame.empty or not {"gbps", "rows", "cols"} <= set(frame.columns):  # `size`-only rows: no shapes
         return pd.DataFrame()
     frame = frame[frame["gbps"].notna()].copy()
     if frame.empty:
@@ -108,15 +108,15 @@ def sweep_table(sweep: list[dict[str, Any]]) -> pd.DataFrame:
     spread rule, the fastest peer's ``peer_note`` (bench's "SUSPECT: faster than memcpy ..."), and
     ``copy_pct_of_memcpy``: the fastest copy kernel's % of memcpy at the point (NaN without one)."""
     frame = pd.DataFrame(sweep)
-    if frame.empty:
-        return frame
+    if frame.empty or "rows" not in frame or "cols" not in frame:  # a case whose rows give only `size`
+        return pd.DataFrame()
     frame["size"] = frame["rows"].astype(str) + "x" + frame["cols"].astype(str)
     frame = frame[frame["name"].map(lambda n: "[" not in n)]  # attempts and configurations aside
     frame["config"] = frame["config"].fillna("") if "config" in frame else ""
-    if "ceiling" not in frame:  # recorded before rows carried their ceiling: the same rule here
-        frame = _with_ceiling(frame)
+    if "ceiling" not in frame or "pct_of_point_ceiling" not in frame:  # recorded before rows carried
+        frame = _with_ceiling(frame)  # their ceiling: the same rule here
     frame["pct_of_ceiling"] = frame["pct_of_point_ceiling"]
-    timed = frame[frame["gbps"].notna()]
+    timed = frame[frame["gbps"] > 0]  # NaN (untimed) and 0 (no time to divide by) aside
     if "note" in timed:
         timed = timed[~timed["note"].fillna("").astype(str).str.startswith("WRONG")]
     stages = timed[timed["kind"] == "stage"]
@@ -188,7 +188,8 @@ COPY_OUTLIER_PCT = 90.0
 def _copy_outliers(frame: pd.DataFrame) -> list[str]:
     if "copy_pct_of_memcpy" not in frame:
         return []
-    low = frame[(frame["resident"] == "DRAM") & (frame["copy_pct_of_memcpy"] < COPY_OUTLIER_PCT)]
+    low = frame[(frame["resident"] == "DRAM") & (frame["copy_pct_of_memcpy"] > 0)
+                & (frame["copy_pct_of_memcpy"] < COPY_OUTLIER_PCT) & frame["pct_of_memcpy"].notna()]
     return [f"{r['size']} {r['dtype']} (DRAM): even the copy kernels reach only {r['copy_pct_of_memcpy']:.1f} % of "
             f"memcpy there, so % of memcpy understates every stage; {stage_label(r)} is at "
             f"{100 * r['pct_of_memcpy'] / r['copy_pct_of_memcpy']:.1f} % of the fastest copy kernel"
