@@ -119,6 +119,23 @@ def test_a_bad_template_in_an_expect_file_names_that_file_and_the_valid_shapes(t
     assert str(bad) in exc.value.hint and "[32, 16, 512]" in exc.value.hint
 
 
+@pytest.mark.parametrize(("entry", "message"), [
+    ('{metric = "instructions_executed", direction = "down", factor = "x"}', "expect factor must be a number, got 'x'"),
+    ('{metric = "instructions_executed", direction = "down", to = "zero"}', "expect to must be a number, got 'zero'"),
+    ('{metric = 5, direction = "down"}', "expect metric and text must be strings, got 5"),
+    ('{metric = "duration", direction = "sideways"}', "expect direction must be 'up' or 'down', not 'sideways'"),
+])
+def test_a_mistyped_expected_effect_is_one_clear_error(tmp_path, entry, message):
+    from profiler_report.cases.manifest import load_expectations
+
+    bad = tmp_path / "mine.toml"
+    bad.write_text(f'[[stage]]\nid = "vec_realigned"\nexpect = [{entry}]\n')
+    with pytest.raises(InputError) as exc:
+        load_expectations(bad)
+    assert exc.value.message == f"bad --expect file {bad}: stage vec_realigned: {message}"
+    assert "direction = " in exc.value.hint and str(bad) in exc.value.hint
+
+
 def test_a_bad_expect_file_is_one_line(alone, tmp_path, monkeypatch, capsys):
     bad = tmp_path / "bad.toml"
     bad.write_text("[[stage]]\ntitle = 'no id'\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -137,6 +138,24 @@ class Manifest:
         return self.source.read_text()
 
 
+def _is_number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _check_expectation(stage_id: str, e: Expectation) -> None:
+    """An expected effect's fields have the types the judging needs: metric and text strings, a
+    direction of up or down, factor and to finite numbers where given."""
+    fix = (f"write each expect entry in {MANIFEST_PATH} as {{ metric = \"NAME\", direction = \"down\" "
+           "or \"up\", factor = NUMBER or to = NUMBER (optional), text = \"...\" }")
+    if not isinstance(e.metric, str) or not isinstance(e.text, str):
+        raise InputError(f"stage {stage_id}: expect metric and text must be strings, got {e.metric!r}", fix)
+    if e.direction not in ("up", "down"):
+        raise InputError(f"stage {stage_id}: expect direction must be 'up' or 'down', not {e.direction!r}", fix)
+    for name, value in (("factor", e.factor), ("to", e.to)):
+        if value is not None and not _is_number(value):
+            raise InputError(f"stage {stage_id}: expect {name} must be a number, got {value!r}", fix)
+
+
 def _stage(raw: dict) -> Stage:
     expect = tuple(
         Expectation(
@@ -149,8 +168,7 @@ def _stage(raw: dict) -> Stage:
         for e in raw.get("expect", [])
     )
     for e in expect:
-        if e.direction not in ("up", "down"):
-            raise InputError(f"stage {raw['id']}: expect direction must be 'up' or 'down', not {e.direction!r}")
+        _check_expectation(raw["id"], e)
     template = raw.get("template", [])
     if not isinstance(template, list):
         raise InputError(f"stage {raw['id']}: template must be a list, got {template!r}",
