@@ -64,3 +64,12 @@ def test_a_value_that_rounds_to_its_limit_is_shown_with_more_digits():
     r = rule.evaluate("x", Band.point(15.996095, "sector/request"))
     assert r.verdict == "fail" and "(15.9961)" in r.message
     assert "(" not in rule.evaluate("x", Band.point(12.0, "sector/request")).message
+
+
+def test_an_infinite_time_limit_passes_no_comparison():
+    # 1e308 x a 134 us previous overflows: a timing rule fails like a count rule, never passes.
+    rule = parse_rule("duration <= 1e308 * previous", "t")
+    r = rule.evaluate("s", Band(134, 133, 135, "us"), Band(134e300, 133e300, 135e300, "us"))
+    assert r.verdict == "fail" and r.message.endswith("not finite (an infinite value passes no comparison)")
+    count = parse_rule("instructions_executed <= 1e308 * previous", "t")
+    assert count.evaluate("s", Band.point(4e7, "inst"), Band.point(5e7, "inst")).verdict == "fail"

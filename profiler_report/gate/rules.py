@@ -184,6 +184,9 @@ class Rule:
         op = OPS[self.op]
         base = f"{self.metric} median {fmt_value(m.value, unit)} vs limit {fmt_value(limit.value, unit)}" \
                f"{self._of()}"
+        if not all(math.isfinite(x) for x in (m.value, m.lo, m.hi, limit.value, limit.lo, limit.hi)):
+            return Result(stage, self.text, self.metric, m.value, limit.value, unit, "fail",
+                          base + ": not finite (an infinite value passes no comparison)")
         if op(m.value, limit.value):
             return Result(stage, self.text, self.metric, m.value, limit.value, unit, "pass", base + ": within")
         if self.op in UPPER_OPS:
