@@ -8,6 +8,7 @@ import pandas as pd
 
 from profiler_report.analysis.ceilings import point_ceiling
 from profiler_report.analysis.verdicts import slower_beyond_spread
+from profiler_report.util.dtypes import ITEMSIZE
 from profiler_report.util.fmt import fmt
 
 
@@ -135,7 +136,7 @@ def sweep_table(sweep: list[dict[str, Any]]) -> pd.DataFrame:
                     on=["dtype", "size"], how="left")
     out["best_peer"], out["peer_note"] = out["best_peer"].fillna(""), out["peer_note"].fillna("")
     out["vs_peer"] = out["gbps"] / out["peer_gbps"]
-    itemsize = out["dtype"].map({"float16": 2, "float32": 4, "float64": 8})
+    itemsize = out["dtype"].map(ITEMSIZE)
     out["bytes_moved"] = 2 * out["rows"] * out["cols"] * itemsize
     out = out.sort_values(["dtype", "bytes_moved"], kind="stable")
     return out.rename(columns={"name": "best_stage"}).reset_index(drop=True)

@@ -118,7 +118,7 @@ def config_stages(case: Case, dtype: str) -> list[Stage]:
     default = tuple(int(a) for a in base.targs)
     configs = [c for c in CONFIGS if dynamic_smem_bytes(replace(base, targs=tuple(map(str, c))), dtype)
                <= MAX_DYNAMIC_SMEM]
-    fits = dynamic_smem_bytes(base, dtype) <= MAX_DYNAMIC_SMEM  # [32,32,512,2] does not for float16
+    fits = dynamic_smem_bytes(base, dtype) <= MAX_DYNAMIC_SMEM  # a default's tile may not fit this dtype
     configs += [default] if default not in configs and fits else []
     return [replace(base, id=f"{base.id} [{','.join(map(str, c))}]", targs=tuple(map(str, c))) for c in configs]
 
