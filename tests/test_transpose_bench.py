@@ -56,7 +56,7 @@ def _install(monkeypatch, times: dict[str, float], l2_bytes: int, wrong: set[str
             dst.reshape(-1)[:] = src.reshape(-1)
         return fn
 
-    def event_time(cupy, fn, pairs, repeats, warmup):
+    def event_times_us(fn, pairs, repeats, warmup):
         fn(*pairs[0])
         name = calls[-1]
         best = max((k for k in times if name.startswith(k)), key=len, default=None)
@@ -65,7 +65,7 @@ def _install(monkeypatch, times: dict[str, float], l2_bytes: int, wrong: set[str
         return [med + 0.2 * (2 * i / (repeats - 1) - 1) for i in range(repeats)]
 
     monkeypatch.setattr(bench, "memcpy_fn", memcpy)
-    monkeypatch.setattr(bench, "event_time", event_time)
+    monkeypatch.setattr(bench, "event_times_us", event_times_us)
     return calls
 
 

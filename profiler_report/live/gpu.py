@@ -4,6 +4,8 @@ ranges. CuPy is imported lazily, so the rest of the tool (and ``--help``) works 
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -55,7 +57,8 @@ def poison(cupy: Any, arr: Any) -> None:
 class Timing:
     """Event-timed launches of one stage (or a peer) at one size. Times in microseconds.
 
-    Source: CUDA events around each launch, after warm-up, rotating input/output buffer pairs;
+    Source: CUDA events around each launch, after warm-up, rotating input/output buffer pairs,
+    the launches queued behind a hold (:func:`event_times_us`: GPU time, not host overhead);
     ``gbps`` is the case's work model (bytes read + written per launch) over the median time.
     ``size`` holds the case's dimensions.
     """
@@ -72,22 +75,106 @@ class Timing:
     source: str = "cuda-events"
 
 
+#: Seconds the GPU may wait for the host to queue one batch of timed calls (:class:`QueueHold`).
+HOLD_TIMEOUT_S = 2.0
+#: Timed calls queued behind one hold: far fewer than CUDA's queue of pending launches holds, so
+#: queuing never blocks the host while the GPU waits for it.
+HOLD_BATCH = 100
+
+_HOLD_SOURCE = r"""
+extern "C" __global__ void hold_queue(const volatile int* release, volatile int* timed_out,
+                                      unsigned long long timeout_ns)
+{
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    while (release[0] == 0) {
+        __nanosleep(2000);
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        if (t - t0 > timeout_ns) {
+            timed_out[0] = 1;
+            return;
+        }
+    }
+}
+"""
+
+
+class HeldQueueTimeout(RuntimeError):
+    """The GPU waited :data:`HOLD_TIMEOUT_S` for the host to queue the timed calls (a call that
+    synchronizes with the device cannot be timed behind a hold)."""
+
+
+class QueueHold:
+    """A one-thread kernel that keeps the current stream waiting until the host releases it
+    (a flag in pinned host memory, which the GPU reads directly: unified addressing), or until
+    ``timeout_s`` has passed.
+
+    Why: a call timed between two CUDA events on an idle GPU is timed from the first event to the
+    kernel's end, host launch overhead included; with the stream held until every call of a batch
+    is queued, each event pair measures the GPU's time only. On the H200 a 16-byte copy of
+    4096x4096 float16 (20 us on the GPU) timed 29-30 us per launch unheld once the host had idled
+    (scripts/experiments/results/README.md, "Timing behind a hold"). NVBench's blocking kernel
+    does the same for C++ benchmarks.
+    """
+
+    def __init__(self, cupy: Any, timeout_s: float | None = None) -> None:
+        import numpy
+
+        timeout_s = HOLD_TIMEOUT_S if timeout_s is None else timeout_s
+
+        self._cupy = cupy
+        self._mem = cupy.cuda.alloc_pinned_memory(8)
+        self._flags = numpy.frombuffer(self._mem, dtype=numpy.int32, count=2)
+        self._kernel = cupy.RawKernel(_HOLD_SOURCE, "hold_queue")
+        self._args = (numpy.uint64(self._mem.ptr), numpy.uint64(self._mem.ptr + 4),
+                      numpy.uint64(int(timeout_s * 1e9)))
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """The stream waits while the body queues work; released on exit (even on an error)."""
+        self._flags[:] = 0
+        self._kernel((1,), (1,), self._args)
+        try:
+            yield
+        finally:
+            self._flags[0] = 1
+
+    def timed_out(self) -> bool:
+        """Whether the last hold ended by its timeout (read after synchronizing)."""
+        return bool(self._flags[1])
+
+
 def event_times_us(fn: Any, pairs: list[tuple[Any, Any]], repeats: int, warmup: int) -> list[float]:
     """``repeats`` CUDA-event-timed calls of ``fn(src, dst)`` after ``warmup`` untimed ones,
-    rotating buffer pairs; sorted, in microseconds."""
+    rotating buffer pairs; sorted, in microseconds.
+
+    The timed calls are queued behind a :class:`QueueHold` (in batches of :data:`HOLD_BATCH`), so
+    each time is the GPU's, from one call's start event to its end event, never the host's.
+
+    Raises:
+        HeldQueueTimeout: the host took longer than :data:`HOLD_TIMEOUT_S` to queue a batch
+            (``fn`` synchronizes with the device, or the host stalled).
+    """
     cupy = import_cupy()
     for i in range(warmup):
         fn(*pairs[i % len(pairs)])
     cupy.cuda.runtime.deviceSynchronize()
-    starts = [cupy.cuda.Event() for _ in range(repeats)]
-    ends = [cupy.cuda.Event() for _ in range(repeats)]
-    for i in range(repeats):
-        src, dst = pairs[i % len(pairs)]
-        starts[i].record()
-        fn(src, dst)
-        ends[i].record()
-    ends[-1].synchronize()
-    return sorted(cupy.cuda.get_elapsed_time(s, e) * 1000.0 for s, e in zip(starts, ends, strict=True))
+    hold = QueueHold(cupy)
+    us: list[float] = []
+    for first in range(0, repeats, HOLD_BATCH):
+        events = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(min(HOLD_BATCH, repeats - first))]
+        with hold.held():
+            for i, (start, end) in enumerate(events):
+                src, dst = pairs[(first + i) % len(pairs)]
+                start.record()
+                fn(src, dst)
+                end.record()
+        events[-1][1].synchronize()
+        if hold.timed_out():
+            raise HeldQueueTimeout(f"the GPU waited {HOLD_TIMEOUT_S:g} s for the host to queue "
+                                   f"{len(events)} timed calls (does the call synchronize with the device?)")
+        us += [cupy.cuda.get_elapsed_time(s, e) * 1000.0 for s, e in events]
+    return sorted(us)
 
 
 def timing(name: str, us: list[float], size: dict[str, int], dtype: str, bytes_moved: int) -> Timing:

@@ -17,7 +17,7 @@ from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import Stage
 from profiler_report.cases.transpose.launch import dynamic_smem_bytes, tuned_shape
 from profiler_report.live.fanout import SweepPoint
-from profiler_report.live.gpu import device_info, import_cupy, memcpy_fn, poison
+from profiler_report.live.gpu import device_info, event_times_us, import_cupy, memcpy_fn, poison
 from profiler_report.live.kernels import Kernels, compile_module
 from profiler_report.util.dtypes import ITEMSIZE
 
@@ -192,21 +192,6 @@ def warm_sm_clocks(cupy: Any, pairs: list[tuple[Any, Any]], seconds: float = CLO
         for _ in range(8):
             flat_dst[...] = flat_src
         cupy.cuda.runtime.deviceSynchronize()
-
-
-def event_time(cupy: Any, fn: Fn, pairs: list[tuple[Any, Any]], repeats: int, warmup: int) -> list[float]:
-    """Microseconds of ``repeats`` event-timed calls, rotating buffer pairs."""
-    for i in range(warmup):
-        fn(*pairs[i % len(pairs)])
-    cupy.cuda.runtime.deviceSynchronize()
-    ev = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(repeats)]
-    for i, (s, e) in enumerate(ev):
-        src, dst = pairs[i % len(pairs)]
-        s.record()
-        fn(src, dst)
-        e.record()
-    ev[-1][1].synchronize()
-    return [cupy.cuda.get_elapsed_time(s, e) * 1e3 for s, e in ev]
 
 
 def _row(name: str, kind: str, us: list[float], rows: int, cols: int, dtype: str, timing: str,
@@ -398,7 +383,7 @@ def _timed(rows: list[BenchRow], config: str) -> bool:
 
 def _memcpy_row(cupy: Any, pairs: list[tuple[Any, Any]], rows: int, cols: int, dtype: str, repeats: int,
                 warmup: int, l2: int) -> BenchRow:
-    return _row("memcpy", "ceiling", event_time(cupy, memcpy_fn(cupy), pairs, repeats, warmup),
+    return _row("memcpy", "ceiling", event_times_us(memcpy_fn(cupy), pairs, repeats, warmup),
                 rows, cols, dtype, "cuda-events", l2, "cudaMemcpyAsync device-to-device")
 
 
@@ -410,7 +395,7 @@ def _kernel_row(cupy: Any, k: Kernels, name: str, kind: str, st: Stage, pairs: l
     bad = check_output(cupy, name, fn, pairs, copy=st.op == "copy")
     if bad:
         return _row(name, kind, [float("nan")] * 20, rows, cols, k.dtype, "cuda-events", l2, "WRONG: " + bad)
-    return _row(name, kind, event_time(cupy, fn, pairs, repeats, warmup), rows, cols, k.dtype, "cuda-events", l2)
+    return _row(name, kind, event_times_us(fn, pairs, repeats, warmup), rows, cols, k.dtype, "cuda-events", l2)
 
 
 def bench_shapes(case: Case, rows: int, cols: int, dtype: str, *, repeats: int = 30, warmup: int = 5,
@@ -455,7 +440,7 @@ def _peer_rows(cupy: Any, pairs: list[tuple[Any, Any]], rows: int, cols: int, dt
             bad = check_output(cupy, name, fn, pairs)
             if time.perf_counter() - t0 > 1:  # the first call built a kernel (torch.compile): SMs idle
                 warm_sm_clocks(cupy, pairs)
-            us = [float("nan")] * 20 if bad else event_time(cupy, fn, pairs, repeats, warmup)
+            us = [float("nan")] * 20 if bad else event_times_us(fn, pairs, repeats, warmup)
             out.append(_row(name, "peer", us, rows, cols, dtype, "cuda-events", l2, bad or note))
         except Exception as exc:  # a peer library failing must not stop the benchmark
             out.append(_row(name, "peer", [float("nan")] * 20, rows, cols, dtype, "failed", l2,

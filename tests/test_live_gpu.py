@@ -1,0 +1,53 @@
+"""GPU tests of live/gpu.py's timing (marker ``gpu``; skipped without a GPU, run on the device)."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import pytest
+
+from profiler_report.live import gpu
+
+pytestmark = pytest.mark.gpu
+
+#: Host time spent before each timed launch, far above the launch's GPU time (a 1 MiB copy).
+HOST_DELAY_S = 200e-6
+
+
+def _slow_host_copy():
+    cupy = gpu.import_cupy()
+    src = cupy.arange(1 << 18, dtype=cupy.float32)
+    dst = cupy.empty_like(src)
+
+    def fn(a, b):
+        end = time.perf_counter() + HOST_DELAY_S
+        while time.perf_counter() < end:
+            pass
+        b[...] = a
+    return fn, [(src, dst)]
+
+
+def test_a_held_queue_times_the_gpu_not_the_host():
+    # Unheld, each event pair would span the host's 200 us before the launch (the GPU idles there).
+    fn, pairs = _slow_host_copy()
+    us = gpu.event_times_us(fn, pairs, repeats=30, warmup=3)
+    assert len(us) == 30 and us == sorted(us) and us[0] > 0
+    assert statistics.median(us) < 0.25 * HOST_DELAY_S * 1e6, us
+
+
+def test_held_batches_cover_every_repeat():
+    fn, pairs = _slow_host_copy()
+    assert len(gpu.event_times_us(fn, pairs, repeats=gpu.HOLD_BATCH + 7, warmup=0)) == gpu.HOLD_BATCH + 7
+
+
+def test_a_call_that_synchronizes_ends_the_hold_by_its_timeout(monkeypatch):
+    monkeypatch.setattr(gpu, "HOLD_TIMEOUT_S", 0.3)
+    cupy = gpu.import_cupy()
+    fn, pairs = _slow_host_copy()
+
+    def syncing(a, b):
+        fn(a, b)
+        cupy.cuda.runtime.deviceSynchronize()  # waits for the hold itself: only its timeout ends it
+    with pytest.raises(gpu.HeldQueueTimeout, match="synchronize"):
+        gpu.event_times_us(syncing, pairs, repeats=20, warmup=0)
