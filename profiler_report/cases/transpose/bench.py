@@ -177,8 +177,8 @@ def check_output(cupy: Any, name: str, fn: Fn, pairs: list[tuple[Any, Any]], cop
 #: memcpy (the copy kernels, which reach 100 % elsewhere, at 57-75 %) while memcpy itself kept its
 #: speed: the SM clock had dropped while the GPU sat idle, and a few warm-up launches are too short
 #: for it to ramp back. With this, two later sweeps had those points back at 93-99 % but for
-#: float16 4096x4096 in one of them (copy kernels at 52-54 %, each launch 19 or 40-60 us): that
-#: 64 MB point, just past the L2, stays bimodal.
+#: the 64 MB ones, launches of 19 us timed at 40-60 us: those were host-paced (the GPU idle
+#: between the start event and the launch), which the held timing of event_times_us removed.
 CLOCK_WARMUP_S = 0.3
 
 
