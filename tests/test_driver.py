@@ -30,6 +30,7 @@ from profiler_report.errors import (
     StageNotProfiledError,
 )
 from profiler_report.live.config import RunConfig
+from profiler_report.live.gpu import EVENT_TIMING
 from profiler_report.live.session import git_commit, live_run
 from profiler_report.util.fsio import atomic_dir, write_json
 from profiler_report.util.timer import StepTimer
@@ -176,6 +177,9 @@ def test_a_complete_profile_is_rendered(earlier, tmp_path, monkeypatch):
     rendered = []
     live_run(_cfg(ncu=str(ncu), stages=["naive", "smem"]), earlier, render=rendered.append)
     assert [p.name for p in rendered] == ["report.partial"] and (earlier / "profile.ncu-rep").is_file()
+    # The provenance says how the event timings were taken (the page's "event timing" row).
+    prov = json.loads((earlier / "provenance.json").read_text())
+    assert prov["event_timing"] == EVENT_TIMING and "queued behind a hold" in prov["event_timing"]
 
 
 def test_ncu_missing_fails_before_any_work(earlier, tmp_path, monkeypatch):

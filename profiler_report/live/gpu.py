@@ -75,6 +75,8 @@ class Timing:
     source: str = "cuda-events"
 
 
+#: How :func:`event_times_us` times (the ``event_timing`` of a live run's provenance).
+EVENT_TIMING = "CUDA events per call, the calls queued behind a hold: GPU time, not host launch overhead"
 #: Seconds the GPU may wait for the host to queue one batch of timed calls (:class:`QueueHold`).
 HOLD_TIMEOUT_S = 2.0
 #: Timed calls queued behind one hold: far fewer than CUDA's queue of pending launches holds, so

@@ -93,6 +93,7 @@ def provenance(cfg: RunConfig, case: Case, ncu: str | None, stages: list[str]) -
         "dtype": cfg.dtype,
         "repeats": cfg.repeats,
         "buffers": cfg.buffers,
+        "event_timing": gpu.EVENT_TIMING,
         "stages": stages,
     }
 

@@ -367,6 +367,7 @@ _ENV_KEYS = (
     ("clock_control", "clock control"), ("cache_control", "cache control"), ("sanitizer", "compute-sanitizer"),
     ("rows", "rows (timing)"), ("cols", "cols (timing)"), ("profile_rows", "rows (profiled)"),
     ("profile_cols", "cols (profiled)"), ("dtype", "dtype"), ("repeats", "timing repeats"),
+    ("event_timing", "event timing"),
     ("date_utc", "date"), ("commit", "git commit"), ("capture", "capture file"), ("rendered_utc", "rendered"),
 )
 
