@@ -286,3 +286,23 @@ def test_load_efficiency_is_not_applicable_when_every_load_is_cp_async():
     assert math.isnan(headline_row({ratio: 0.0, ldg: 0.0})["global_load_efficiency_pct"])
     assert headline_row({ratio: 32.0, ldg: 524288.0})["global_load_efficiency_pct"] == pytest.approx(100)
     assert headline_row({ratio: 16.0})["global_load_efficiency_pct"] == pytest.approx(50)  # older captures: no guard
+
+
+def test_an_expectation_on_a_misspelled_metric_names_the_closest_ones(f32_capture, manifest):
+    # Still "not measured" (no value), but the why says the capture has no such metric and
+    # names the closest, so a typo in stages.toml or --expect is not a silent non-check.
+    from dataclasses import replace
+
+    from profiler_report.cases.manifest import Expectation
+
+    smem = next(s for s in manifest.stages if s.id == "smem")
+    typo = replace(smem, expect=(Expectation("global_store_eficiency_pct", "up", "stores coalesced"),
+                                 Expectation("l1tex__t_sectors_pipe_lsu_mem_global_op_st.summ", "down", "fewer"),
+                                 Expectation("global_store_efficiency_pct", "up", "stores coalesced")))
+    naive = next(s for s in manifest.stages if s.id == "naive")
+    e = analyze(f32_capture, manifest, expect=(naive, typo)).expectations
+    e = e[e["stage"] == "smem"].reset_index(drop=True)
+    assert list(e["verdict"]) == ["not measured", "not measured", "confirmed"]
+    assert e["why"][0].startswith("no summary column or ncu metric named 'global_store_eficiency_pct' in this "
+                                  "capture (closest: global_store_efficiency_pct, "), e["why"][0]
+    assert "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum" in e["why"][1], e["why"][1]

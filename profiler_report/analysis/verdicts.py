@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Sequence
 
@@ -120,8 +121,6 @@ def check_expected_ids(expected: list[Stage], stage_ids: list[str]) -> None:
     Raises:
         InputError: one is not (the message names the closest stage labels).
     """
-    import difflib
-
     for st in expected:
         if st.id not in stage_ids:
             close = difflib.get_close_matches(st.id, stage_ids, n=3, cutoff=0.0) or stage_ids[:3]
@@ -154,9 +153,27 @@ def judge_expectations(summary: pd.DataFrame, manifest_stages: list[Stage],
                 verdict, why = judge_timing(a, b, e.direction)
             else:
                 verdict, why = judge(old, new, e.direction, e.factor, e.to)
+            if verdict == "not measured" and not _known(metric, stages, raw):
+                why = _unknown_metric(metric, stages, raw)
             rows.append({"stage": st.id, "previous": a["stage"], "metric": metric, "text": e.text,
                          "old": old, "new": new, "verdict": verdict, "why": why})
     return pd.DataFrame(rows, columns=["stage", "previous", "metric", "text", "old", "new", "verdict", "why"])
+
+
+def _known(metric: str, summary: pd.DataFrame, raw: pd.DataFrame | None) -> bool:
+    """Whether every part of ``metric`` is a summary column or a raw ncu metric of the capture."""
+    parts = [p.strip() for p in metric.split(" + ")]
+    return all(p in summary.columns or (raw is not None and p in raw.columns) for p in parts)
+
+
+def _unknown_metric(metric: str, summary: pd.DataFrame, raw: pd.DataFrame | None) -> str:
+    """The why of a "not measured" verdict whose metric the capture has under no name (a typo,
+    most often): the closest summary columns and ncu metrics."""
+    names = [*summary.columns, *([] if raw is None else raw.columns)]
+    missing = [p.strip() for p in metric.split(" + ") if p.strip() not in names]
+    close = difflib.get_close_matches(missing[0], [str(n) for n in names], n=3, cutoff=0.6)
+    return (f"no summary column or ncu metric named {missing[0]!r} in this capture"
+            + (f" (closest: {', '.join(close)})" if close else ""))
 
 
 def _value(row: pd.Series, metric: str, raw: pd.DataFrame | None) -> float:
