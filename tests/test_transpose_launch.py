@@ -44,3 +44,31 @@ def test_tiles_per_block_round_the_grid_up():
     # 1 x 1 tile at 1 x 1; 3 tiles (3 x 1 of 128-row tiles) at 2 a block: 2 blocks, the second with one.
     assert launch_shape(_at(32, 16, 512, 2), 1, 1, "float32")[0] == (1,)
     assert launch_shape(_at(32, 16, 512, 2), 300, 64, "float32")[0] == (2,)
+
+
+@pytest.mark.parametrize("case_name", ["transpose", "reduction"])
+def test_a_stage_with_an_unknown_launch_kind_is_a_one_line_error(tmp_path, case_name):
+    # Before, a typo in `launch` fell back to the 32x8 tile launch (and turned the tile check off).
+    import shutil
+
+    from profiler_report.errors import InputError
+
+    case = get_case(case_name)
+    shutil.copytree(case.folder, tmp_path / case_name)
+    toml = tmp_path / case_name / "stages.toml"
+    kind = case.manifest.stages[-1].launch
+    text = toml.read_text()
+    at = text.rindex(f'launch = "{kind}"')
+    toml.write_text(text[:at] + f'launch = "{kind}x"' + text[at + len(f'launch = "{kind}"'):])
+
+    class Moved(type(case)):
+        @property
+        def folder(self):
+            return tmp_path / case_name
+
+    with pytest.raises(InputError) as exc:
+        _ = Moved().manifest
+    line = exc.value.one_line()
+    assert f"stage {case.manifest.stages[-1].id}: unknown launch '{kind}x'" in line
+    assert f"(fix: set launch to one of {', '.join(case.launch_kinds)})" in line
+    assert kind in case.launch_kinds and all(s.launch in case.launch_kinds for s in case.manifest.stages)

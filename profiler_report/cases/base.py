@@ -110,6 +110,8 @@ class Case:
         "l2_excessive_sectors", "achieved_occupancy_pct", "registers_per_thread", "shared_mem_per_block_bytes",
     )
     dtypes: tuple[str, ...] = DTYPES
+    #: The ``launch`` values its stages.toml may use (what :meth:`launch` knows); () for any.
+    launch_kinds: tuple[str, ...] = ()
     #: A user's case folder (set by :func:`profiler_report.cases.folder.load_case_folder`); None
     #: for a built-in case, whose files are the packaged ``kernels/<name>/``.
     user_folder: Path | None = None
@@ -174,9 +176,16 @@ class Case:
         """The case's ``stages.toml``, read once per process.
 
         Raises:
-            InputError: the manifest is missing or malformed.
+            InputError: the manifest is missing or malformed, or a stage's ``launch`` is none of
+                :attr:`launch_kinds`.
         """
-        return load_manifest(self.folder / "stages.toml")
+        path = self.folder / "stages.toml"
+        manifest = load_manifest(path)
+        for st in (*manifest.stages, manifest.ceiling, *([manifest.regression] if manifest.regression else [])):
+            if self.launch_kinds and st.launch not in self.launch_kinds:
+                raise InputError(f"{path}: stage {st.id}: unknown launch {st.launch!r}",
+                                 f"set launch to one of {', '.join(self.launch_kinds)}")
+        return manifest
 
     def thresholds(self) -> Path | None:
         """The case's default thresholds file (``kernels/<name>/thresholds.toml``), if any."""

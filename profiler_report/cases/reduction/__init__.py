@@ -55,6 +55,7 @@ class ReductionCase(Case):
     bench_module = "profiler_report.cases.reduction.bench"
     title = "parallel reduction (sum)"
     dims = ("n",)
+    launch_kinds = geo.LAUNCH_KINDS
     default_size = {"n": 2**28}  # noqa: RUF012 (1 GiB of float32: far past the 60 MB L2)
     dtypes = ("float32", "int32")
     compare_text = ("int32: bit-exact against the host's int64 sum wrapped to 32 bits (integer addition is "

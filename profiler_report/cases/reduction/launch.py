@@ -26,6 +26,10 @@ def loads(stage: Stage) -> int:
     return int(stage.targs[1]) if len(stage.targs) > 1 else 2
 
 
+#: Every launch kind :func:`per_block` knows.
+LAUNCH_KINDS = ("block", "first_add", "grid", "grid_vec4", "one_pass")
+
+
 def per_block(stage: Stage, manifest: Manifest) -> int:
     """Elements one block reduces in one sweep of its threads (a grid-stride block loops)."""
     t = threads(stage, manifest)

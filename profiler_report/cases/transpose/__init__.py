@@ -12,7 +12,7 @@ from typing import Any
 from profiler_report.cases.base import Case, Comparison, Launch, Size, Work
 from profiler_report.cases.experiment import Experiment
 from profiler_report.cases.manifest import Stage
-from profiler_report.cases.transpose.launch import dynamic_smem_bytes, launch_shape
+from profiler_report.cases.transpose.launch import LAUNCH_KINDS, dynamic_smem_bytes, launch_shape
 from profiler_report.cases.transpose.notes import block_shape_warning, tile_shape
 from profiler_report.util.dtypes import ITEMSIZE
 
@@ -24,6 +24,7 @@ class TransposeCase(Case):
     bench_module = "profiler_report.cases.transpose.bench"
     title = "matrix transpose"
     dims = ("rows", "cols")
+    launch_kinds = LAUNCH_KINDS
     default_size = {"rows": 8192, "cols": 8192}  # noqa: RUF012
     compare_text = "bit-exact against cupy.transpose"
     validation_text = ("Random input in [1, 2) (never zero), output poisoned with all-ones bytes before each "

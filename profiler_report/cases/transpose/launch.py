@@ -14,6 +14,8 @@ WORD_BYTES = {"unsigned int": 4, "uint2": 8, "uint4": 16}
 
 #: Launch kinds whose tile shape is a template parameter (micro-block rows, columns, threads).
 TUNED_LAUNCHES = ("vec_tuned", "vec_peeled", "vec_realigned")
+#: Every launch kind :func:`launch_shape` knows ("tile", the default, is a 32x8 block per 32x32 tile).
+LAUNCH_KINDS = ("tile", "vec", "vec_deep", "vec_colwalk", *TUNED_LAUNCHES, "copy_wide")
 
 
 def tuned_shape(stage: Stage) -> tuple[int, int, int]:
