@@ -54,6 +54,11 @@ def test_the_committed_live_run_passes(folder):
     ("sweep.json", lambda d: _first(d["rows"], "stage").update(config=None), "config"),
     ("sweep.json", lambda d: _first(d["rows"], "shape").update(p10_us=None), "p10_us"),
     ("sweep.json", lambda d: _first(d["rows"], "stage").pop("resident"), "resident"),
+    # A timing that contradicts itself, and a NaN in timings.json (a live run times only what validated).
+    ("sweep.json", lambda d: _first(d["rows"], "stage").update(p10_us=1e6), "p10_us <= median_us <= p90_us"),
+    ("bench.json", lambda d: _first(d["rows"], "peer").update(p90_us=0.0), "p10_us <= median_us <= p90_us"),
+    ("timings.json", lambda d: d["timings"][0].update(p10_us=2e6, p90_us=1.0), "p10_us <= median_us"),
+    ("timings.json", lambda d: d["timings"][0].update(median_us=float("nan")), "not NaN"),
 ])
 def test_a_mistyped_field_is_one_clear_error(folder, name, edit, key):
     _edit(folder, name, edit)

@@ -57,7 +57,7 @@ def _entries(path: Path, data: Any, key: str | None) -> list[dict[str, Any]]:
     for i, item in enumerate(items):
         bad = [k for k, types in want.items() if not isinstance(item, dict) or not _typed(item.get(k), types)]
         if not bad:
-            bad = _bad_size(path.name, item) + _bad_optional(path.name, item)
+            bad = _bad_size(path.name, item) + _bad_optional(path.name, item) + _bad_timing(path.name, item)
         if bad:
             raise InputError(f"{path}: entry {i} lacks or mistypes {', '.join(bad)}", "delete or regenerate the file")
     return items
@@ -103,6 +103,19 @@ def _bad_size(name: str, item: dict[str, Any]) -> list[str]:
         dims = [k for k, v in item.items() if k not in ("mismatches", "elements") and type(v) is int]
         return [] if dims and all(_typed(item[k], (int,)) for k in dims) else ["its size (rows, cols or n)"]
     return [k for k in _SIZE_KEYS if not _typed(item.get(k), (int,))]
+
+
+def _bad_timing(name: str, item: dict[str, Any]) -> list[str]:
+    """A timing that contradicts itself: p10 above the median or the median above p90; in
+    timings.json (a live run times only what validated) also a NaN time or GB/s."""
+    keys = ("p10_us", "median_us", "p90_us")
+    vals = [item.get(k) for k in keys]
+    if name == "timings.json" and any(isinstance(v, float) and math.isnan(v) for v in (*vals, item.get("gbps"))):
+        return ["a number, not NaN, for median_us, p10_us, p90_us and gbps"]
+    if all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in vals) \
+            and not vals[0] <= vals[1] <= vals[2]:
+        return [f"p10_us <= median_us <= p90_us (got {vals[0]:g}, {vals[1]:g}, {vals[2]:g})"]
+    return []
 
 
 def _bad_optional(name: str, item: dict[str, Any]) -> list[str]:
