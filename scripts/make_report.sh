@@ -40,6 +40,16 @@ else
   recorded=reports/h200-$name out=${OUT:-reports/h200-$name-recorded}
 fi
 echo "No live run here: missing${missing%,} (\`$PY -m profiler_report doctor\` says what to fix)."
+if [ -n "$CASE" ]; then  # an unknown case is that, not a missing recording: the tool's own one-line error
+  "$PY" -c "import sys
+from profiler_report.cases import get_case
+from profiler_report.errors import ProfilerReportError
+try:
+    get_case(sys.argv[1])
+except ProfilerReportError as exc:
+    print(exc.one_line(), file=sys.stderr)
+    sys.exit(exc.exit_code)" "$CASE"
+fi
 if [ ! -f "$recorded/profile.ncu-rep" ]; then
   echo "error: no recorded capture of case $CASE in $recorded/ to render instead (fix: run \`make report CASE=$CASE\` on a GPU machine)" >&2
   exit 8

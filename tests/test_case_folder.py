@@ -271,6 +271,17 @@ def test_make_report_passes_the_case_and_says_when_nothing_is_recorded(folder):
     assert 'case_args=(--case "$CASE")' in script and script.count('${case_args[@]+"${case_args[@]}"}') == 2
 
 
+def test_make_report_with_an_unknown_case_says_so(tmp_path):
+    # Not "no recorded capture ... run it on a GPU machine": no GPU would help.
+    env = {k: v for k, v in os.environ.items() if k not in ("CASE", "OUT", "ARGS")}
+    env.update(PYTHON=sys.executable, CASE="no_such_case", PATH="/usr/bin:/bin")
+    res = subprocess.run(["bash", str(ROOT / "scripts" / "make_report.sh")], capture_output=True, text=True,
+                         cwd=ROOT, env=env, timeout=600)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stderr.strip().splitlines()[-1].startswith("error: unknown case 'no_such_case' (fix: ")
+    assert "no recorded capture" not in res.stderr
+
+
 def test_a_capture_of_another_case_is_refused_with_case(monkeypatch, capsys):
     from conftest import F32
     from gate_support import cli
