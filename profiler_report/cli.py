@@ -468,11 +468,27 @@ def _warn_not_comparable(old: Path | list[Path], new: Path | list[Path], diffs: 
                    "(--strict refuses)", err=True)
 
 
+def _no_other_cases_thresholds(run: Any, own: Path | None) -> None:
+    """./thresholds.toml is the transpose's gate (or a capture made elsewhere's): a capture that
+    another case made and that has no thresholds.toml of its own is not gated on it.
+
+    Raises:
+        InputError: the capture's provenance names another case and none of its thresholds is known.
+    """
+    made_by = str(run.provenance.get("case", "transpose"))
+    if own is not None or made_by == "transpose":
+        return
+    folder = run.provenance.get("case_dir")
+    raise InputError(f"{run.path} was made by case {made_by!r}, which has no thresholds.toml here "
+                     "(./thresholds.toml gates the transpose)",
+                     "pass --thresholds FILE" + (f", or --case {folder} if its folder has one" if folder else ""))
+
+
 @main.command(epilog=SEE_EXIT_CODES)
 @click.argument("captures", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--thresholds", "thresholds_path", type=click.Path(path_type=Path), default=None,
               help="Thresholds file (default: the capture's case's kernels/<case>/thresholds.toml where it has "
-                   "one, else ./thresholds.toml).")
+                   "one, else ./thresholds.toml for a transpose capture or one made elsewhere).")
 @click.option("--baseline", type=click.Path(path_type=Path), default=None,
               help="An earlier capture, for rules relative to 'baseline'.")
 @click.option("--missing", type=click.Choice(["fail", "warn"]), default="fail", show_default=True,
@@ -504,8 +520,9 @@ def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Pa
     run = load_run(capture, **ladder)
     if thresholds_path is None:
         # The case found from the capture gates it with its own file (kernels/<case>/thresholds.toml);
-        # a case without one (the transpose), or a foreign capture, with ./thresholds.toml.
+        # the transpose (which has none) or a foreign capture with ./thresholds.toml.
         own = run.case.thresholds() if run.case is not None else None
+        _no_other_cases_thresholds(run, own)
         thresholds = gate.load_thresholds(own)
     base = load_run(baseline, **ladder) if baseline is not None else None
     diffs = require_comparable(base, run, strict) if base is not None else []

@@ -176,3 +176,12 @@ def test_the_readme_ci_job_commands_run(monkeypatch, capsys, tmp_path):
         assert code == 0, err
         assert out.startswith(f"### profiler-report {args[0]}")
     assert ET.parse(tmp_path / "check.xml").getroot().get("failures") == "0"
+
+
+def test_a_capture_of_a_case_without_thresholds_is_not_gated_on_the_transposes(monkeypatch, capsys):
+    # The histogram example (a case folder) has no thresholds.toml: ./thresholds.toml is the
+    # transpose's, whose stages it lacks (the error used to be about a missing 'naive').
+    code, out, err = cli(monkeypatch, capsys, "check", REPO / "reports" / "h200-histogram" / "profile.ncu-rep")
+    assert code == 2 and out == ""
+    assert "was made by case 'histogram', which has no thresholds.toml here" in err
+    assert "--case examples/histogram" in err and "naive" not in err and len(err.strip().splitlines()) == 1
