@@ -19,6 +19,7 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     (6, "ncu exited non-zero"),
     (7, "ncu ran past its timeout"),
     (8, "no usable GPU or CuPy for a live run"),
+    (9, "event timing failed: a timed call kept the GPU waiting (it synchronizes, or the host stalled)"),
     (10, "a user's case folder is broken: case.py, stages.toml, a kernel that does not compile, a raising reference"),
     (11, "compute-sanitizer not found (run --sanitize)"),
     (70, "internal error (a bug): rerun with --debug and report it"),
@@ -122,6 +123,15 @@ class NoGpuError(ProfilerReportError):
         "run on a machine with an NVIDIA GPU and `pip install .[gpu]` (cupy, nvtx); "
         "`profiler-report render --from CAPTURE.ncu-rep` works without one"
     )
+
+
+class TimingError(ProfilerReportError):
+    """Event timing could not measure the GPU alone: one timed call kept the GPU waiting behind
+    its hold past the timeout (live/gpu.py :func:`~profiler_report.live.gpu.event_times_us`)."""
+
+    exit_code = 9
+    default_hint = ("time calls that only queue GPU work (no synchronize, no blocking copy); on a loaded "
+                    "host, rerun when it is idle")
 
 
 class KernelIncorrectError(ProfilerReportError):

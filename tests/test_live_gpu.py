@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from profiler_report.errors import InputError, TimingError
 from profiler_report.live import gpu
 
 pytestmark = pytest.mark.gpu
@@ -49,5 +50,31 @@ def test_a_call_that_synchronizes_ends_the_hold_by_its_timeout(monkeypatch):
     def syncing(a, b):
         fn(a, b)
         cupy.cuda.runtime.deviceSynchronize()  # waits for the hold itself: only its timeout ends it
-    with pytest.raises(gpu.HeldQueueTimeout, match="synchronize"):
+    with pytest.raises(TimingError, match="synchronizes with the device"):
         gpu.event_times_us(syncing, pairs, repeats=20, warmup=0)
+
+
+def test_a_batch_whose_hold_timed_out_is_timed_again_one_call_per_hold(monkeypatch):
+    # The first timed call waits on the device once (as a module's first load can): that batch's
+    # hold times out, and the batch is timed again, every time still the GPU's alone.
+    monkeypatch.setattr(gpu, "HOLD_TIMEOUT_S", 0.3)
+    cupy = gpu.import_cupy()
+    fn, pairs = _slow_host_copy()
+    calls = []
+
+    def once(a, b):
+        fn(a, b)
+        calls.append(1)
+        if len(calls) == 2:  # the first timed call (one warm-up call before it)
+            cupy.cuda.runtime.deviceSynchronize()
+    us = gpu.event_times_us(once, pairs, repeats=30, warmup=0)
+    assert len(us) == 30 and statistics.median(us) < 0.25 * HOST_DELAY_S * 1e6, us
+    assert len(calls) == 1 + 30 + 30
+
+
+def test_no_repeats_or_no_pairs_is_bad_input():
+    fn, pairs = _slow_host_copy()
+    with pytest.raises(InputError):
+        gpu.event_times_us(fn, pairs, repeats=0, warmup=1)
+    with pytest.raises(InputError):
+        gpu.event_times_us(fn, [], repeats=5, warmup=1)

@@ -487,3 +487,15 @@ def test_a_counter_run_without_a_capture_is_not_called_no_counters():
     assert unavailable_reason({"counters": "collected"}) == "no stage was profiled"
     assert unavailable_reason({"counters": "unavailable (permission)"}) == "permission"
     assert unavailable_reason({"counters": "unavailable (--no-counters)"}) == "--no-counters"
+
+
+def test_provenance_values_that_are_not_text_are_named_not_printed():
+    # A list, a null or a 5 MB string in provenance.json went onto the page as Python's repr,
+    # "None", or whole.
+    from profiler_report.report.page import ENV_VALUE_CHARS, environment_rows
+
+    rows = dict(environment_rows({"mode": "live", "gpu": ["a", "b"], "sm_count": None, "driver": "x" * 10**6,
+                                  "dtype": "float32", "repeats": 30}))
+    assert rows["GPU"] == "not readable (a list, not text or a number)"
+    assert rows["SMs"] == "unknown (not recorded)" and rows["timing repeats"] == "30"
+    assert rows["driver"].endswith(" ... (cut)") and len(rows["driver"]) < ENV_VALUE_CHARS + 20

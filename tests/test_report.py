@@ -59,10 +59,26 @@ def test_the_committed_live_run_passes(folder):
     ("bench.json", lambda d: _first(d["rows"], "peer").update(p90_us=0.0), "p10_us <= median_us <= p90_us"),
     ("timings.json", lambda d: d["timings"][0].update(p10_us=2e6, p90_us=1.0), "p10_us <= median_us"),
     ("timings.json", lambda d: d["timings"][0].update(median_us=float("nan")), "not NaN"),
+    ("timings.json", lambda d: d["timings"][0].update(gbps=0.0), "above 0"),
 ])
 def test_a_mistyped_field_is_one_clear_error(folder, name, edit, key):
     _edit(folder, name, edit)
     with pytest.raises(InputError, match=rf"{name}: entry \d+ lacks or mistypes .*{key}"):
+        read_sidecars(folder)
+
+
+@pytest.mark.parametrize("edit", [lambda t: t.update(dtype="float16"), lambda t: t.update(rows=17)])
+def test_timings_of_another_dtype_or_size_than_the_run_are_one_clear_error(folder, edit):
+    # They rendered as this run's figures, without a word.
+    _edit(folder, "timings.json", lambda d: [edit(t) for t in d["timings"]])
+    with pytest.raises(InputError, match=r"timings.json: entry 0 \(memcpy\) has .*but provenance.json says the run"):
+        read_sidecars(folder)
+
+
+def test_a_sidecar_nested_too_deeply_is_one_clear_error(folder):
+    # Python's JSON decoder gives up with a RecursionError (it was an internal error, exit 70).
+    (folder / "provenance.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(InputError, match="provenance.json: nested too deeply to parse"):
         read_sidecars(folder)
 
 

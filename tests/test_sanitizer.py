@@ -319,6 +319,20 @@ def test_sanitizer_json_of_the_wrong_shape_is_one_input_error(tmp_path):
         read_sidecars(tmp_path)
 
 
+
+@pytest.mark.parametrize("tools", [[{"status": "ran"}], [1, "x", None], [{"tool": 3, "status": "ran"}]])
+def test_sanitizer_json_with_a_malformed_tool_is_one_input_error(tmp_path, tools):
+    # These reached the page's provenance line and crashed it (KeyError, TypeError: exit 70).
+    from profiler_report.capture.sidecars import read_sidecars
+    from profiler_report.errors import InputError
+
+    doc = json.loads((Path(__file__).resolve().parent.parent / "reports" / "h200" / "sanitizer.json").read_text())
+    doc["tools"] = tools
+    (tmp_path / "sanitizer.json").write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="tools, each with tool and status"):
+        read_sidecars(tmp_path)
+
+
 def test_the_broken_case_folder_loads_with_its_three_stages():
     from profiler_report.cases import get_case
 

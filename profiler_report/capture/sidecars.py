@@ -28,6 +28,8 @@ def _load_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"cannot read {path}: {exc}", "delete or regenerate the file") from exc
+    except RecursionError as exc:  # nested deeper than Python's decoder goes: no file the tool writes
+        raise InputError(f"cannot read {path}: nested too deeply to parse", "delete or regenerate the file") from exc
 
 
 #: Keys each entry of a sidecar list must have, with the type of their value.
@@ -107,11 +109,14 @@ def _bad_size(name: str, item: dict[str, Any]) -> list[str]:
 
 def _bad_timing(name: str, item: dict[str, Any]) -> list[str]:
     """A timing that contradicts itself: p10 above the median or the median above p90; in
-    timings.json (a live run times only what validated) also a NaN time or GB/s."""
+    timings.json (a live run times only what validated) also a NaN, or a median or GB/s of 0."""
     keys = ("p10_us", "median_us", "p90_us")
     vals = [item.get(k) for k in keys]
     if name == "timings.json" and any(isinstance(v, float) and math.isnan(v) for v in (*vals, item.get("gbps"))):
         return ["a number, not NaN, for median_us, p10_us, p90_us and gbps"]
+    if name == "timings.json" and not all(isinstance(item.get(k), int | float) and item[k] > 0
+                                          for k in ("median_us", "gbps")):
+        return ["a median_us and gbps above 0 (a timed launch takes time and moves bytes)"]
     if all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in vals) \
             and not vals[0] <= vals[1] <= vals[2]:
         return [f"p10_us <= median_us <= p90_us (got {vals[0]:g}, {vals[1]:g}, {vals[2]:g})"]
@@ -142,12 +147,29 @@ def _sanitizer(path: Path, data: Any) -> dict[str, Any]:
     ok = isinstance(stages, list) and all(
         isinstance(s, dict) and isinstance(s.get("stage"), str) and isinstance(s.get("correct"), bool)
         and isinstance(s.get("first"), str) for s in stages)
-    if not ok or not isinstance(data.get("tools"), list) or not all(
-            isinstance(data.get(k), str) for k in ("size_text", "dtype")):
+    tools = data.get("tools") if isinstance(data, dict) else None
+    tools_ok = isinstance(tools, list) and all(
+        isinstance(t, dict) and isinstance(t.get("tool"), str) and isinstance(t.get("status", ""), str) for t in tools)
+    if not ok or not tools_ok or not all(isinstance(data.get(k), str) for k in ("size_text", "dtype")):
         raise InputError(f"{path} is not a sanitizer.json written by profiler-report "
-                         "(stages with stage, correct and first; tools; size_text; dtype)",
+                         "(stages with stage, correct and first; tools, each with tool and status; size_text; dtype)",
                          "delete or regenerate the file")
     return data
+
+
+def _timings_match_the_run(path: Path, timings: list[dict[str, Any]], prov: dict[str, Any]) -> None:
+    """Every timings.json entry is of the dtype and the timing size provenance.json gives.
+
+    Raises:
+        InputError: one is not (the two files are of different runs).
+    """
+    dims = prov["dims"] if isinstance(prov.get("dims"), list) else list(_SIZE_KEYS)
+    want = {k: prov[k] for k in ("dtype", *dims) if k in prov}
+    for i, t in enumerate(timings):
+        got = {k: t[k] for k in want if k in t}
+        if got != {k: want[k] for k in got}:
+            raise InputError(f"{path}: entry {i} ({t.get('name')}) has {got}, but provenance.json says the run "
+                             f"timed {want}", "the files are of different runs: regenerate them together")
 
 
 def read_sidecars(folder: Path) -> Sidecars:
@@ -169,6 +191,8 @@ def read_sidecars(folder: Path) -> Sidecars:
         if not isinstance(prov, dict):
             raise InputError(f"{files['provenance.json']} is not an object", "delete or regenerate the file")
         side.provenance = prov
+    if side.timings and side.provenance:
+        _timings_match_the_run(files["timings.json"], side.timings, side.provenance)
     if files["bench.json"].is_file():
         side.bench = _entries(files["bench.json"], _load_json(files["bench.json"]), "rows")
     if files["sweep.json"].is_file():

@@ -189,7 +189,7 @@ class PointStore:
         path = self._path(point)
         try:
             data = json.loads(path.read_text())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return None
         if data.get("status") != "ok" or data.get("key") != point.key():
             return None

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from profiler_report.errors import NoGpuError
+from profiler_report.errors import InputError, NoGpuError, TimingError
 
 
 def import_cupy() -> Any:
@@ -79,8 +79,9 @@ class Timing:
 EVENT_TIMING = "CUDA events per call, the calls queued behind a hold: GPU time, not host launch overhead"
 #: Seconds the GPU may wait for the host to queue one batch of timed calls (:class:`QueueHold`).
 HOLD_TIMEOUT_S = 2.0
-#: Timed calls queued behind one hold: far fewer than CUDA's queue of pending launches holds, so
-#: queuing never blocks the host while the GPU waits for it.
+#: Timed calls queued behind one hold. Should one batch's launches fill CUDA's queue of pending
+#: work (a call of many launches), or a call wait on the device once (a module's first load), the
+#: hold times out; the batch is then timed again one call per hold (:func:`event_times_us`).
 HOLD_BATCH = 100
 
 _HOLD_SOURCE = r"""
@@ -99,11 +100,6 @@ extern "C" __global__ void hold_queue(const volatile int* release, volatile int*
     }
 }
 """
-
-
-class HeldQueueTimeout(RuntimeError):
-    """The GPU waited :data:`HOLD_TIMEOUT_S` for the host to queue the timed calls (a call that
-    synchronizes with the device cannot be timed behind a hold)."""
 
 
 class QueueHold:
@@ -138,44 +134,70 @@ class QueueHold:
         self._kernel((1,), (1,), self._args)
         try:
             yield
-        finally:
+        except BaseException:
             self._flags[0] = 1
+            with suppress(Exception):  # the hold reads the flag until it sees it: keep the memory till then
+                self._cupy.cuda.get_current_stream().synchronize()
+            raise
+        self._flags[0] = 1
 
     def timed_out(self) -> bool:
         """Whether the last hold ended by its timeout (read after synchronizing)."""
         return bool(self._flags[1])
 
 
-def event_times_us(fn: Any, pairs: list[tuple[Any, Any]], repeats: int, warmup: int) -> list[float]:
-    """``repeats`` CUDA-event-timed calls of ``fn(src, dst)`` after ``warmup`` untimed ones,
-    rotating buffer pairs; sorted, in microseconds.
-
-    The timed calls are queued behind a :class:`QueueHold` (in batches of :data:`HOLD_BATCH`), so
-    each time is the GPU's, from one call's start event to its end event, never the host's.
-
-    Raises:
-        HeldQueueTimeout: the host took longer than :data:`HOLD_TIMEOUT_S` to queue a batch
-            (``fn`` synchronizes with the device, or the host stalled).
-    """
-    cupy = import_cupy()
-    for i in range(warmup):
-        fn(*pairs[i % len(pairs)])
-    cupy.cuda.runtime.deviceSynchronize()
-    hold = QueueHold(cupy)
+def _held_batch(cupy: Any, hold: QueueHold, fn: Any, pairs: list[tuple[Any, Any]], first: int,
+                count: int, per_hold: int) -> list[float] | None:
+    """Calls ``first`` .. ``first + count - 1``, ``per_hold`` of them behind each hold; their
+    times in microseconds, or None when a hold timed out (those times include host time)."""
     us: list[float] = []
-    for first in range(0, repeats, HOLD_BATCH):
-        events = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(min(HOLD_BATCH, repeats - first))]
+    for start_at in range(first, first + count, per_hold):
+        events = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(min(per_hold, first + count - start_at))]
         with hold.held():
             for i, (start, end) in enumerate(events):
-                src, dst = pairs[(first + i) % len(pairs)]
+                src, dst = pairs[(start_at + i) % len(pairs)]
                 start.record()
                 fn(src, dst)
                 end.record()
         events[-1][1].synchronize()
         if hold.timed_out():
-            raise HeldQueueTimeout(f"the GPU waited {HOLD_TIMEOUT_S:g} s for the host to queue "
-                                   f"{len(events)} timed calls (does the call synchronize with the device?)")
+            return None
         us += [cupy.cuda.get_elapsed_time(s, e) * 1000.0 for s, e in events]
+    return us
+
+
+def event_times_us(fn: Any, pairs: list[tuple[Any, Any]], repeats: int, warmup: int) -> list[float]:
+    """``repeats`` CUDA-event-timed calls of ``fn(src, dst)`` after ``warmup`` untimed ones (at
+    least one: it loads the modules and fills the memory pools), rotating buffer pairs; sorted, in
+    microseconds.
+
+    The timed calls are queued behind a :class:`QueueHold`, :data:`HOLD_BATCH` at a time, so each
+    time is the GPU's, from one call's start event to its end event, never the host's. A batch
+    whose hold timed out is timed again with one call behind each hold.
+
+    Raises:
+        InputError: ``repeats`` below 1 or no buffer pairs.
+        TimingError: a single call kept the GPU waiting :data:`HOLD_TIMEOUT_S` (it synchronizes
+            with the device, or the host stalled that long).
+    """
+    if repeats < 1 or not pairs:
+        raise InputError(f"event timing needs at least one repeat and one buffer pair, got {repeats} and "
+                         f"{len(pairs)}", "pass repeats >= 1 and the (input, output) pairs to rotate")
+    cupy = import_cupy()
+    for i in range(max(warmup, 1)):
+        fn(*pairs[i % len(pairs)])
+    cupy.cuda.runtime.deviceSynchronize()
+    hold = QueueHold(cupy)
+    us: list[float] = []
+    for first in range(0, repeats, HOLD_BATCH):
+        count = min(HOLD_BATCH, repeats - first)
+        got = _held_batch(cupy, hold, fn, pairs, first, count, count)
+        if got is None:
+            got = _held_batch(cupy, hold, fn, pairs, first, count, 1)
+        if got is None:
+            raise TimingError(f"the GPU waited {HOLD_TIMEOUT_S:g} s for the host to queue one timed call: the "
+                              "call synchronizes with the device, or the host stalled")
+        us += got
     return sorted(us)
 
 

@@ -22,7 +22,7 @@ def refuse_live_overwrite(out: Path) -> None:
         return
     try:
         mode = json.loads(prov_path.read_text(encoding="utf-8")).get("mode")
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, RecursionError):
         return  # not a provenance file this tool wrote: nothing to protect
     if mode in ("live", "live run"):
         raise InputError(f"{out} holds a live run's report: rendering there would replace its live page "

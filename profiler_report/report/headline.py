@@ -60,7 +60,8 @@ def peers_run_note(summary: pd.DataFrame, bench: list[dict[str, Any]]) -> str:
     both, the largest difference between the two runs and where. "" when no stage is in both."""
     if "event_gbps" not in summary:
         return ""
-    ours = {r["stage"]: float(r["event_gbps"]) for _, r in summary.iterrows() if math.isfinite(float(r["event_gbps"]))}
+    ours = {r["stage"]: float(r["event_gbps"]) for _, r in summary.iterrows()
+            if math.isfinite(float(r["event_gbps"])) and float(r["event_gbps"]) > 0}
     theirs = {r["name"]: float(r["gbps"]) for r in bench
               if r.get("kind") in ("stage", "ceiling") and r.get("gbps") is not None and r["gbps"] == r["gbps"]}
     both = [n for n in ours if n in theirs]

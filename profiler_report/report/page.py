@@ -390,13 +390,28 @@ def _env_keys(prov: dict[str, Any]) -> list[tuple[str, str]]:
     return keys[:at] + sizes + keys[at:]
 
 
+#: Characters of one provenance value the page shows (a value is a line of text).
+ENV_VALUE_CHARS = 300
+
+
+def _env_value(value: Any) -> str:
+    """One provenance value as the environment block shows it: text or a number, cut to
+    :data:`ENV_VALUE_CHARS`; null 'unknown (not recorded)'; anything else is named, not printed."""
+    if value is None:
+        return "unknown (not recorded)"
+    if not isinstance(value, str | int | float):
+        return f"not readable (a {type(value).__name__}, not text or a number)"
+    text = str(value)
+    return text if len(text) <= ENV_VALUE_CHARS else text[:ENV_VALUE_CHARS] + " ... (cut)"
+
+
 def environment_rows(prov: dict[str, Any]) -> list[tuple[str, str]]:
     """(label, value) rows of the environment block. A run's provenance.json: every key, absent
     ones 'unknown (not recorded)'. A capture made elsewhere (``not_in_capture`` set): only what it
     holds, then one row for what it cannot say."""
     keys = _env_keys(prov)
     if not prov.get("not_in_capture"):
-        return [(label, str(prov.get(key, "unknown (not recorded)"))) for key, label in keys]
+        return [(label, _env_value(prov.get(key))) for key, label in keys]
     rows = [(label, str(prov[key])) for key, label in (*keys, *_CAPTURE_KEYS)
             if key in prov and not str(prov[key]).startswith("unknown")]
     return [*rows, ("not in the capture", str(prov["not_in_capture"]))]
