@@ -29,7 +29,14 @@ from profiler_report.report.charts import (
 from profiler_report.report.charts import STAGE as STAGE_COLOR
 from profiler_report.report.html import has_placeholder, render_html, write_outputs
 from profiler_report.report.page import PageInputs, build_page, code_diff_html
-from profiler_report.report.tables import bench_rows, shape_table, shape_verdicts, sweep_table, sweep_verdicts
+from profiler_report.report.tables import (
+    bench_rows,
+    shape_table,
+    shape_verdicts,
+    stage_label,
+    sweep_table,
+    sweep_verdicts,
+)
 
 STAGES = ["naive", "smem", "padded", "unrolled", "vec_padded", "vec_swizzled", "vec_deep", "vec_colwalk"]
 PROV = {"mode": "recorded capture", "gpu": "NVIDIA H200", "clock_control": "none"}
@@ -308,12 +315,22 @@ def test_sweep_verdicts_say_where_a_peer_still_wins_and_by_how_much(h200_sweep):
     assert verdicts[0].startswith(f"the best stage is at or above the fastest peer at {len(judged) - len(losing)} "
                                   f"of {len(judged)} ")
     outliers = table[(table["resident"] == "DRAM") & (table["copy_pct_of_memcpy"] < 90)]
-    assert len(verdicts) == 1 + len(losing) + len(outliers)
+    dram = table[table["resident"] == "DRAM"]
+    below = dram[dram["pct_of_ceiling"] < 90]
+    short = dram[(dram["pct_of_ceiling"] >= 90) & (dram["pct_of_ceiling"] < 95)]
+    shortfall = verdicts[1 + len(losing) + len(outliers):]
+    assert len(shortfall) == bool(len(below)) + bool(len(short)) and len(below) and len(short)
     for line, (_, r) in zip(verdicts[1:1 + len(losing)], losing.iterrows(), strict=True):
         assert line.startswith(f"{r['size']} {r['dtype']} ") and r["best_peer"] in line
         assert f"{100 * (1 / r['vs_peer'] - 1):.1f} %" in line and "spread" in line
-    for line, (_, r) in zip(verdicts[1 + len(losing):], outliers.iterrows(), strict=True):
+    for line, (_, r) in zip(verdicts[1 + len(losing):1 + len(losing) + len(outliers)], outliers.iterrows(),
+                            strict=True):
         assert line.startswith(f"{r['size']} {r['dtype']} (DRAM): even the copy kernels reach only")
+    # The points short of the ceiling, each with its figure: below 90 %, then below 95 %.
+    assert shortfall[0].startswith(f"the best stage is below 90 % of its ceiling at {len(below)} of {len(dram)} DRAM")
+    assert shortfall[1].startswith(f"the best stage is below 95 % of its ceiling at {len(short)} more: ")
+    for _, r in below.iterrows():
+        assert f"{r['size']} {r['dtype']} {r['pct_of_ceiling']:.1f} % ({stage_label(r)})" in shortfall[0]
 
 
 def test_sweep_rows_without_rows_and_cols_make_no_sweep_table():
@@ -343,8 +360,10 @@ def test_a_dram_point_where_memcpy_outruns_every_copy_kernel_is_named():
     table = sweep_table(rows)
     assert table.loc[0, "copy_pct_of_memcpy"] == pytest.approx(62.0)
     verdicts = sweep_verdicts(table)
-    assert verdicts[-1] == ("8192x2048 float16 (DRAM): even the copy kernels reach only 62.0 % of memcpy there, so % "
+    assert verdicts[-2] == ("8192x2048 float16 (DRAM): even the copy kernels reach only 62.0 % of memcpy there, so % "
                             "of memcpy understates every stage; vec_tuned is at 96.8 % of the fastest copy kernel")
+    assert verdicts[-1] == ("the best stage is below 90 % of its ceiling at 1 of 1 DRAM points: 8192x2048 float16 "
+                            "60.0 % (vec_tuned)")
     rows[1]["pct_of_memcpy"] = 99.5
     assert not any("copy kernels" in v for v in sweep_verdicts(sweep_table(rows)))
 
@@ -499,3 +518,14 @@ def test_provenance_values_that_are_not_text_are_named_not_printed():
     assert rows["GPU"] == "not readable (a list, not text or a number)"
     assert rows["SMs"] == "unknown (not recorded)" and rows["timing repeats"] == "30"
     assert rows["driver"].endswith(" ... (cut)") and len(rows["driver"]) < ENV_VALUE_CHARS + 20
+
+
+def test_the_sweep_says_when_every_dram_point_reaches_the_goal():
+    rows = [{"name": "memcpy", "kind": "ceiling", "rows": 8192, "cols": 8192, "dtype": "float32", "gbps": 4000.0,
+             "pct_of_memcpy": 100.0, "resident": "DRAM", "p10_us": 129.0, "p90_us": 132.0},
+            {"name": "vec_tuned", "kind": "stage", "rows": 8192, "cols": 8192, "dtype": "float32", "gbps": 3900.0,
+             "pct_of_memcpy": 97.5, "resident": "DRAM", "p10_us": 132.0, "p90_us": 135.0},
+            {"name": "triton transpose", "kind": "peer", "rows": 8192, "cols": 8192, "dtype": "float32",
+             "gbps": 3800.0, "pct_of_memcpy": 95.0, "resident": "DRAM", "p10_us": 135.0, "p90_us": 138.0}]
+    assert sweep_verdicts(sweep_table(rows))[-1] == ("the best stage is at 95 % of its ceiling or above at all 1 "
+                                                     "DRAM points")

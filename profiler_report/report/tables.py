@@ -163,7 +163,8 @@ def sweep_verdicts(frame: pd.DataFrame) -> list[str]:
     beyond the run-to-run spread: the peer's p90 below the stage's p10), then one per point whose
     fastest peer bench flagged as faster than memcpy (SUSPECT), then one per DRAM point where even
     the copy kernels stay below COPY_OUTLIER_PCT of memcpy (memcpy's figure there is not a ceiling a
-    kernel reaches: the points just past the L2, in some sweeps)."""
+    kernel reaches: the points just past the L2, in some sweeps), then where the best stage falls
+    short of its ceiling at DRAM points (:func:`_short_of_ceiling`)."""
     judged = frame[frame["vs_peer"].notna()] if not frame.empty else frame
     if judged.empty:
         return []
@@ -178,7 +179,7 @@ def sweep_verdicts(frame: pd.DataFrame) -> list[str]:
     out += [f"{r['size']} {r['dtype']}: the fastest peer, {r['best_peer']}, is faster than memcpy beyond the spread "
             "at a DRAM size: its timing or output is suspect (bench's note)"
             for _, r in judged.iterrows() if "SUSPECT" in str(r["peer_note"])]
-    return out + _copy_outliers(frame)
+    return out + _copy_outliers(frame) + _short_of_ceiling(frame)
 
 
 #: Below this % of memcpy for the fastest copy kernel at a DRAM point, memcpy is named as the outlier
@@ -195,6 +196,39 @@ def _copy_outliers(frame: pd.DataFrame) -> list[str]:
             f"memcpy there, so % of memcpy understates every stage; {stage_label(r)} is at "
             f"{100 * r['pct_of_memcpy'] / r['copy_pct_of_memcpy']:.1f} % of the fastest copy kernel"
             for _, r in low.iterrows()]
+
+
+#: The sweep's bars for the best stage at a DRAM point, in % of its ceiling (memcpy of the same
+#: size in the same process): the goal, and the floor no point should fall below.
+CEILING_GOAL_PCT = 95.0
+CEILING_FLOOR_PCT = 90.0
+
+
+def _short_of_ceiling(frame: pd.DataFrame) -> list[str]:
+    """The DRAM points whose best stage is below :data:`CEILING_FLOOR_PCT` of its ceiling, and
+    those below :data:`CEILING_GOAL_PCT`, each with its figure; or that every one reaches the goal."""
+    if frame.empty or "pct_of_ceiling" not in frame:
+        return []
+    dram = frame[(frame["resident"] == "DRAM") & frame["pct_of_ceiling"].notna()]
+    if dram.empty:
+        return []
+
+    def points(sel: pd.DataFrame) -> str:
+        return "; ".join(f"{r['size']} {r['dtype']} {r['pct_of_ceiling']:.1f} % ({stage_label(r)})"
+                         for _, r in sel.sort_values("pct_of_ceiling").iterrows())
+    below = dram[dram["pct_of_ceiling"] < CEILING_FLOOR_PCT]
+    short = dram[(dram["pct_of_ceiling"] >= CEILING_FLOOR_PCT) & (dram["pct_of_ceiling"] < CEILING_GOAL_PCT)]
+    out = []
+    if len(below):
+        out.append(f"the best stage is below {CEILING_FLOOR_PCT:g} % of its ceiling at {len(below)} of {len(dram)} "
+                   f"DRAM points: {points(below)}")
+    if len(short):
+        out.append(f"the best stage is below {CEILING_GOAL_PCT:g} % of its ceiling at {len(short)} more: "
+                   f"{points(short)}")
+    if not out:
+        out.append(f"the best stage is at {CEILING_GOAL_PCT:g} % of its ceiling or above at all {len(dram)} "
+                   "DRAM points")
+    return out
 
 
 def where_notes(rows: list[dict[str, Any]]) -> list[str]:
