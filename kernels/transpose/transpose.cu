@@ -895,13 +895,12 @@ __host__ __device__ constexpr unsigned realigned_slots()
 
 template <typename T, int TRC, int TCC, int NT, bool ODD>
 __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int rows, int cols, unsigned r0, unsigned c0,
-                                               unsigned sbase, unsigned first = 0)
+                                               unsigned sbase)
 {
     // Phase 1, issued and not waited for: staged row ri holds the chunks from the sector at or
     // before element (r0 + ri, c0): row r's segment starts m = (r * cols) % A elements into it.
     // Halo rows are loaded only when output rows start off a sector (rows % A != 0), the extra
     // sector only when m != 0. A thread loads chunk jr of rows ri0, ri0 + RPI, ...: all with its m.
-    // Rows before `first` are already staged (carried over from the tile above).
     constexpr unsigned V = 16 / sizeof(T), A = 2 * V;
     constexpr unsigned RIN = TRC * V + A - 1;  // staged input rows: the tile's and the halo
     // Staged rows come in groups of 32: two chunks per row for the sector past a shifted segment,
@@ -929,7 +928,7 @@ __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int row
 #pragma unroll
     for (unsigned it = 0; it < (RIN + RPI - 1) / RPI; ++it) {
         const unsigned ri = ri0 + RPI * it;
-        if (ri >= first && ri < nr) {
+        if (ri < nr) {
             const long long a = a0 + (long long)(RPI * it) * cols;
             const unsigned dst = dsts[it % SUB] + (it / SUB) * QSTEP;
             if (wide && r0 + ri + 2 <= urows) cp_async16_full(dst, in + a);
@@ -941,7 +940,7 @@ __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int row
         for (unsigned it = 0; it < (2 * RIN + NT - 1) / NT; ++it) {
             const unsigned ri = (threadIdx.x + NT * it) / 2, half = threadIdx.x % 2;
             const unsigned mx = ((ri % A) * cm) % A;
-            if (ri >= first && ri < nr && mx) {
+            if (ri < nr && mx) {
                 const long long a = (long long)(r0 + ri) * cols + c0 - mx + V * (TCC + half);
                 const unsigned d = sbase + ((ri / 32) * GROUP + 2 * (ri % 32) + half) * 16;
                 if (wide && r0 + ri + 2 <= urows) cp_async16_full(d, in + a);
@@ -964,43 +963,6 @@ __device__ __forceinline__ void realigned_drain(const T* __restrict__ in, T* __r
         const unsigned orow = V * (threadIdx.x / 32 + (NT / 32) * h) + g;
         if (c0 + orow >= (unsigned)cols) break;
         realigned_rows<T, TRC, TCC, NT, ODD>(in, out, rows, cols, reinterpret_cast<const char*>(stage), r0, c0, orow);
-    }
-}
-
-template <typename T, int TRC, int TCC, int NT, int TPB, bool ODD>
-__device__ __forceinline__ void realigned_chain(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
-                                                uint4* smem)
-{
-    // Block b takes tiles b TPB, ..., b TPB + TPB - 1: consecutive tiles go down one tile column, so
-    // the 2V - 1 halo rows a tile stages past its own are the next tile's first rows. They are moved
-    // to the top of the one stage (same slots a group up: the swizzle's period divides 32) instead
-    // of read from L2 again, and only the rest is loaded.
-    // Only i is kept across tiles (the rest is recomputed from it: at 40 registers anything else
-    // live across the gathers spills).
-    constexpr unsigned V = 16 / sizeof(T), A = 2 * V;
-    constexpr unsigned GROUP = 32 * TCC + 64, LAST = TRC * V / 32;  // the group of staged row TRC V
-#pragma unroll 1
-    for (unsigned i = 0; i < TPB; ++i) {
-        const unsigned urows = rows, ucols = cols;
-        const unsigned tiles_r = (urows + TRC * V - 1) / (TRC * V);
-        const unsigned t = blockIdx.x * TPB + i;
-        if (t >= tiles_r * ((ucols + TCC * V - 1) / (TCC * V))) return;
-        const unsigned r0 = (t % tiles_r) * TRC * V, c0 = (t / tiles_r) * TCC * V;
-        const bool carry = i > 0 && r0 != 0 && urows % A != 0;
-        const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-        if (i > 0) __syncthreads();  // the tile before is gathered
-        if (carry) {
-            // Rows 0 .. A - 2: their extra-sector slots (2 a row) and their TCC chunks each.
-            for (unsigned x = threadIdx.x; x < (A - 1) * (TCC + 2); x += NT) {
-                const unsigned slot = x < 2 * (A - 1) ? x : 64 + x - 2 * (A - 1);
-                smem[slot] = smem[LAST * GROUP + slot];
-            }
-            __syncthreads();  // the copies' sources are rows this tile's loads overwrite
-        }
-        realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, r0, c0, sbase, carry ? A - 1 : 0);
-        asm volatile("cp.async.wait_all;\n" ::: "memory");
-        __syncthreads();
-        realigned_drain<T, TRC, TCC, NT, ODD>(in, out, rows, cols, r0, c0, smem);
     }
 }
 
@@ -1039,17 +1001,17 @@ __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __r
     }
 }
 
-template <typename T, int TRC, int TCC, int NT, int TPB, int CHAIN>
+template <typename T, int TRC, int TCC, int NT, int TPB>
 __host__ __device__ constexpr int realigned_min_blocks()
 {
     // One stage: 1536 / NT (see below). Two: as many as their shared memory lets reside (228 KB an
     // SM, 1 KB of it reserved per block), so the registers are not cut for blocks that cannot run.
     constexpr int by_smem = 233472 / (2 * 16 * realigned_slots<16 / sizeof(T), TRC, TCC>() + 1024);
-    return TPB == 1 || CHAIN || by_smem >= 1536 / NT ? 1536 / NT : by_smem > 0 ? by_smem : 1;
+    return TPB == 1 || by_smem >= 1536 / NT ? 1536 / NT : by_smem > 0 ? by_smem : 1;
 }
 
-template <typename T, int TRC = 32, int TCC = 8, int NT = 256, int TPB = 1, int CHAIN = 0>
-__global__ void __launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB, CHAIN>())) transpose_vec_realigned(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+template <typename T, int TRC = 32, int TCC = 8, int NT = 256, int TPB = 1>
+__global__ void __launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB>())) transpose_vec_realigned(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
 {
     // 1536 / NT blocks per SM: at most 40 registers (at 512 threads the compiler's own choice, 43 to
     // 64, left 2 blocks resident: 85.7 % of memcpy at 8191x8193 float32 instead of 92.9 %).
@@ -1058,8 +1020,8 @@ __global__ void __launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB
     // partial or twice-read sectors inside a tile (ncu at 8191x8193 float32 with 16-byte alignment:
     // 1.6x the L2 read sectors of 8192x8192 and L2 throughput at 91 %). TPB: tiles per block (the
     // grid is ceil(tiles / TPB)), double-buffered when above 1.
-    static_assert((TRC == 32 || TRC == 16) && TCC % 8 == 0 && (NT == 32 * TCC || NT == 16 * TCC) && TPB >= 1 &&
-                  (CHAIN == 0 || CHAIN == 1), "tile shape");
+    static_assert((TRC == 32 || TRC == 16) && TCC % 8 == 0 && (NT == 32 * TCC || NT == 16 * TCC) && TPB >= 1,
+                  "tile shape");
     extern __shared__ uint4 smem[];
     if (((reinterpret_cast<size_t>(in) | reinterpret_cast<size_t>(out)) & 15) != 0) {
         // vec_peeled's element path, the same tiles.
@@ -1070,13 +1032,8 @@ __global__ void __launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB
     }
     const unsigned urows = rows, ucols = cols;
     const bool odd = realigned_odd_path<T, TCC>() && (urows & ucols & 1);
-    if constexpr (CHAIN == 1) {
-        if (odd) realigned_chain<T, TRC, TCC, NT, TPB, true>(in, out, rows, cols, smem);
-        else realigned_chain<T, TRC, TCC, NT, TPB, false>(in, out, rows, cols, smem);
-    } else {
-        if (odd) realigned_tiles<T, TRC, TCC, NT, TPB, true>(in, out, rows, cols, smem);
-        else realigned_tiles<T, TRC, TCC, NT, TPB, false>(in, out, rows, cols, smem);
-    }
+    if (odd) realigned_tiles<T, TRC, TCC, NT, TPB, true>(in, out, rows, cols, smem);
+    else realigned_tiles<T, TRC, TCC, NT, TPB, false>(in, out, rows, cols, smem);
 }
 // end stage
 

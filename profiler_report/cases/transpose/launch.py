@@ -31,13 +31,6 @@ def realigned_tiles_per_block(stage: Stage) -> int:
     return int(stage.targs[3]) if len(stage.targs) > 3 else 1
 
 
-def realigned_chained(stage: Stage) -> bool:
-    """Whether a ``transpose_vec_realigned`` block takes its tiles down one tile column with one
-    staged tile, carrying the halo rows over (its optional fifth template argument, ``CHAIN``, 1)
-    instead of double-buffering them."""
-    return len(stage.targs) > 4 and int(stage.targs[4]) == 1
-
-
 def dynamic_smem_bytes(stage: Stage, dtype: str) -> int:
     """Dynamic shared memory of a launch in bytes: the 16-byte-chunk tiles of the deep stages (two
     staged tiles for a double-buffered ``vec_realigned``)."""
@@ -45,8 +38,7 @@ def dynamic_smem_bytes(stage: Stage, dtype: str) -> int:
     if stage.launch in ("vec_deep", "vec_colwalk"):
         return 32 * v * 8 * VEC_DEEP_DEPTH * 16
     if stage.launch == "vec_realigned":
-        staged = 2 if realigned_tiles_per_block(stage) > 1 and not realigned_chained(stage) else 1
-        return realigned_smem_bytes(*tuned_shape(stage)[:2], v) * staged
+        return realigned_smem_bytes(*tuned_shape(stage)[:2], v) * (2 if realigned_tiles_per_block(stage) > 1 else 1)
     if stage.launch in TUNED_LAUNCHES:
         trc, tcc, _ = tuned_shape(stage)
         return trc * tcc * v * 16
