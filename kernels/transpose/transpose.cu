@@ -1020,7 +1020,7 @@ __global__ void __launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB
     // partial or twice-read sectors inside a tile (ncu at 8191x8193 float32 with 16-byte alignment:
     // 1.6x the L2 read sectors of 8192x8192 and L2 throughput at 91 %). TPB: tiles per block (the
     // grid is ceil(tiles / TPB)), double-buffered when above 1.
-    static_assert((TRC == 64 || TRC == 32 || TRC == 16) && TCC % 8 == 0 && (NT == 32 * TCC || NT == 16 * TCC) && TPB >= 1,
+    static_assert((TRC == 32 || TRC == 16) && TCC % 8 == 0 && (NT == 32 * TCC || NT == 16 * TCC) && TPB >= 1,
                   "tile shape");
     extern __shared__ uint4 smem[];
     if (((reinterpret_cast<size_t>(in) | reinterpret_cast<size_t>(out)) & 15) != 0) {
