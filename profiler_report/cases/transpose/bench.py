@@ -530,10 +530,16 @@ def run_all(case: Case, *, quick: bool = False, repeats: int = 30) -> list[Bench
 
 
 def make_pairs(case: Case, cupy: Any, rows: int, cols: int, dtype: str, buffers: int) -> list[tuple[Any, Any]]:
-    """(input, output) pairs; the output buffer also serves the copies (they write as many bytes)."""
+    """``buffers`` (input, output) pairs: distinct random inputs, rotated by the timing loop, and one
+    ``cols x rows`` output that every pair writes (it also serves the copies: they write as many
+    bytes). One output, because that is what the peers get: they allocate theirs, and their memory
+    pools hand them the same block on every call, which at L2-resident sizes is still in L2. Timed
+    with an output of their own per pair, memcpy, the copies and ``vec_tuned`` ran 8-25 % slower at
+    the L2-resident points where torch.compile led, and the same at 8192x8192 float32
+    (scripts/experiments/results/l2_output_reuse_run1.log)."""
     size = {"rows": rows, "cols": cols}
-    return [(case.make_input(cupy, size, dtype, seed=i + 1), cupy.empty((cols, rows), dtype=dtype))
-            for i in range(buffers)]
+    out = cupy.empty((cols, rows), dtype=dtype)
+    return [(case.make_input(cupy, size, dtype, seed=i + 1), out) for i in range(buffers)]
 
 
 def bench_at(case: Case, size: dict[str, int], dtype: str, repeats: int, stages: list[Stage],
