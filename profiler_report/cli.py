@@ -49,24 +49,43 @@ def parse_stage_labels(values: tuple[str, ...], option: str = "--stage") -> list
     return out
 
 
-def parse_dims(values: tuple[str, ...]) -> dict[str, int]:
+def parse_dims(values: tuple[str, ...], option: str = "--size") -> dict[str, int]:
     """``DIM=N`` options -> {dim: n}.
 
     Raises:
-        InputError: an option is not DIM=N with N an integer.
+        InputError: an option is not DIM=N with N an integer, or gives a dimension a second,
+            different value.
     """
-    out = {}
+    out: dict[str, int] = {}
     for v in values:
         dim, sep, n = v.partition("=")
         if not sep or not dim.strip() or not n.strip().isdigit():
-            raise InputError(f"--size {v!r} is not DIM=N with N >= 0",
-                             "one --size per dimension, e.g. --size rows=4096 --size cols=8192")
-        out[dim.strip()] = int(n)
+            raise InputError(f"{option} {v!r} is not DIM=N with N >= 0",
+                             f"one {option} per dimension, e.g. {option} rows=4096 {option} cols=8192")
+        dim = dim.strip()
+        if dim in out and out[dim] != int(n):
+            raise InputError(f"{option} gives {dim} twice: {out[dim]} and {int(n)}", f"give {dim} once")
+        out[dim] = int(n)
     return out
 
 
-def _given(**dims: int | None) -> dict[str, int]:
-    return {d: v for d, v in dims.items() if v is not None}
+def sized(values: tuple[str, ...], option: str, **named: int | None) -> dict[str, int]:
+    """``DIM=N`` options of ``option`` merged with the named ones (``--rows``/``--cols``, or with
+    ``option`` ``--profile-size`` ``--profile-rows``/``--profile-cols``) -> {dim: n}.
+
+    Raises:
+        InputError: as :func:`parse_dims`, or a dimension given both ways with different values.
+    """
+    dims = parse_dims(values, option)
+    prefix = option[2:].removesuffix("size")
+    for dim, n in named.items():
+        if n is None:
+            continue
+        if dim in dims and dims[dim] != n:
+            raise InputError(f"{option} {dim}={dims[dim]} and --{prefix}{dim} {n} disagree",
+                             f"give {dim} once: --{prefix}{dim} or {option} {dim}=N")
+        dims[dim] = n
+    return dims
 
 
 def gpu_slug(name: str) -> str:
@@ -137,8 +156,8 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
 
     case = get_case(case_name)
     dtype = case.check_dtype(dtype or case.default_dtype)
-    size = case.size({**parse_dims(size_opts), **_given(rows=rows, cols=cols)})
-    psize = case.size({**size, **parse_dims(profile_opts), **_given(rows=profile_rows, cols=profile_cols)})
+    size = case.size(sized(size_opts, "--size", rows=rows, cols=cols))
+    psize = case.size({**size, **sized(profile_opts, "--profile-size", rows=profile_rows, cols=profile_cols)})
     cfg = RunConfig(case=case.ref, size=size, profile_size=psize, dtype=dtype, repeats=repeats,
                     clock_control=clock_control, ncu=ncu_path, ncu_timeout_s=ncu_timeout,
                     counters=not no_counters, stages=[s for s in stages.split(",") if s],

@@ -284,3 +284,18 @@ def test_a_zero_size_is_bad_input_before_any_gpu_or_ncu(tmp_path, args):
     assert "size must be positive, got 0x" in res.stderr and "(fix: " in res.stderr
     one_error_line(res)
     assert not (tmp_path / "sw").exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("run", "--size", "rows=4096", "--rows", "8192"), "--size rows=4096 and --rows 8192 disagree"),
+    (("run", "--size", "rows=64", "--size", "rows=128"), "--size gives rows twice: 64 and 128"),
+    (("run", "--profile-size", "cols=64", "--profile-cols", "96"),
+     "--profile-size cols=64 and --profile-cols 96 disagree"),
+    (("run", "--profile-size", "cols"), "--profile-size 'cols' is not DIM=N"),
+])
+def test_a_dimension_given_two_ways_is_bad_input(tmp_path, args, message):
+    # --rows once silently won over --size rows=N.
+    res = cli(*args, "--out", str(tmp_path / "r"))
+    assert res.returncode == 2, res.stderr
+    assert message in one_error_line(res) and "(fix: " in res.stderr
+    assert not (tmp_path / "r").exists()

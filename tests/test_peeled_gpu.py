@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from profiler_report.cases import get_case
+from profiler_report.cases.transpose.bench import MAX_DYNAMIC_SMEM
 from profiler_report.cases.transpose.launch import dynamic_smem_bytes
 
 CASE = get_case("transpose")
@@ -26,7 +27,6 @@ SHAPES = [(1, 1), (31, 65), (4097, 33), (4097, 8191), (8191, 8193), (7919, 7907)
 CONFIGS = {"vec_peeled": [(32, 16, 512), (32, 8, 256)],
            "vec_realigned": [(32, 16, 512), (32, 8, 256), (32, 16, 256), (32, 32, 512), (16, 8, 256), (16, 16, 512),
                              (32, 16, 512, 2), (16, 8, 256, 3)]}
-MAX_DYNAMIC_SMEM = 232448
 
 
 @pytest.fixture(scope="module", params=[(d, s) for d in ("float16", "float32", "float64")

@@ -205,3 +205,14 @@ def test_the_clock_warm_up_keeps_the_sms_busy_for_its_seconds_then_syncs(monkeyp
     bench.warm_sm_clocks(cp, [(src, dst)], seconds=0.35)
     assert (dst.reshape(-1) == src.reshape(-1)).all()
     assert len(syncs) == 3  # end = 0.0 + 0.35: batches at t = 0.1, 0.2, 0.3; t = 0.4 stops
+
+
+def test_every_pair_writes_one_output_while_the_inputs_differ():
+    # The peers' memory pools give them one recycled output block; the bench's kernels get the same.
+    pairs = bench.make_pairs(CASE, NumpyCupy(), 31, 65, "float32", 3)
+    assert len(pairs) == 3
+    assert all(dst is pairs[0][1] for _, dst in pairs)
+    assert pairs[0][1].shape == (65, 31)
+    srcs = [src for src, _ in pairs]
+    assert all(s.shape == (31, 65) for s in srcs)
+    assert not (srcs[0] == srcs[1]).all() and not (srcs[1] == srcs[2]).all()

@@ -23,7 +23,7 @@
 #   wall_s.txt      this call's wall time
 #   gpu_tests.txt   with SWEEP13_TESTS=1: the sweep's GPU tests (tests/test_gpu.py), run first
 #
-# Measured on the H200 (2026-12-01): 99-189 s for all 47 points in one call (estimated 7-8 minutes: the timed
+# Measured on the H200 (2026-12-01): 99-205 s for all 47 points in one call (estimated 7-8 minutes: the timed
 # launches are ~10 s in all; most of it is torch.compile compiling one static kernel per point,
 # 42 compiles of ~3-5 s, NVRTC building the ladder with the candidates once per dtype, and the
 # inputs); if the first call stops at the limit, a second call finishes the rest.
