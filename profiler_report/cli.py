@@ -21,6 +21,7 @@ import click
 from . import __version__
 from .errors import InputError, ProfilerReportError, exit_codes_help
 from .util.dtypes import ALL_DTYPES
+from .util.fsio import require_folder_path
 
 if TYPE_CHECKING:
     pass
@@ -59,7 +60,7 @@ def parse_dims(values: tuple[str, ...], option: str = "--size") -> dict[str, int
     out: dict[str, int] = {}
     for v in values:
         dim, sep, n = v.partition("=")
-        if not sep or not dim.strip() or not n.strip().isdigit():
+        if not sep or not dim.strip() or not re.fullmatch(r"[0-9]+", n.strip()):  # isdigit() takes '²'
             raise InputError(f"{option} {v!r} is not DIM=N with N >= 0",
                              f"one {option} per dimension, e.g. {option} rows=4096 {option} cols=8192")
         dim = dim.strip()
@@ -157,6 +158,8 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
     case = get_case(case_name)
     dtype = case.check_dtype(dtype or case.default_dtype)
     size = case.size(sized(size_opts, "--size", rows=rows, cols=cols))
+    if out is not None:
+        require_folder_path(out)  # before any GPU work: a file given as --out is never moved aside
     psize = case.size({**size, **sized(profile_opts, "--profile-size", rows=profile_rows, cols=profile_cols)})
     cfg = RunConfig(case=case.ref, size=size, profile_size=psize, dtype=dtype, repeats=repeats,
                     clock_control=clock_control, ncu=ncu_path, ncu_timeout_s=ncu_timeout,

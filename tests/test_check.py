@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -95,6 +96,24 @@ def test_junit_and_json(monkeypatch, capsys, tmp_path):
     assert conflict[0].find("failure").get("type") == "fail"
     assert len([c for c in cases if c.find("skipped") is not None]) == 21
     assert not list(tmp_path.glob("ci/.*.tmp"))
+
+
+def test_junit_rewrites_its_own_report_and_never_another_file(monkeypatch, capsys, tmp_path):
+    # --junit once replaced the capture being checked (or a report's page) with the XML, exit 0.
+    junit = tmp_path / "check.xml"
+    for _ in range(2):  # a CI job run again rewrites its report
+        code, _, _ = cli(monkeypatch, capsys, "check", GOOD_REP, "--junit", junit)
+        assert code in (0, 1) and ET.parse(junit).getroot().tag == "testsuites"
+    capture = tmp_path / "profile.ncu-rep"
+    shutil.copyfile(GOOD_REP, capture)
+    page = tmp_path / "index.html"
+    page.write_text("<!doctype html><p>a live report</p>\n")
+    for target in (capture, page):
+        before = target.read_bytes()
+        code, _, err = cli(monkeypatch, capsys, "check", capture, "--junit", target)
+        assert code == 2, err
+        assert "is an existing file that is not a JUnit report: not overwritten" in err and "(fix: " in err
+        assert target.read_bytes() == before
 
 
 # ---------------------------------------------------------------------------------------------

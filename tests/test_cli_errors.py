@@ -299,3 +299,21 @@ def test_a_dimension_given_two_ways_is_bad_input(tmp_path, args, message):
     assert res.returncode == 2, res.stderr
     assert message in one_error_line(res) and "(fix: " in res.stderr
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("value", ["rows=²", "rows=٣", "rows=５"])
+def test_a_size_of_non_ascii_digits_is_bad_input(value):
+    # '²'.isdigit() is true and int('²') raises: it was exit 70.
+    res = cli("run", "--size", value)
+    assert res.returncode == 2, res.stderr
+    assert "is not DIM=N with N >= 0" in one_error_line(res)
+
+
+def test_run_out_that_is_a_file_is_refused_before_any_gpu_work(tmp_path):
+    # atomic_dir once moved such a file aside to <file>.old and failed after the whole run.
+    target = tmp_path / "afile"
+    target.write_text("mine\n")
+    res = cli("run", "--out", str(target), "--no-counters")
+    assert res.returncode == 2, res.stderr
+    assert "is a file, not a folder" in one_error_line(res)
+    assert target.read_text() == "mine\n" and not (tmp_path / "afile.old").exists()

@@ -23,6 +23,7 @@ from fakes import (
 
 from profiler_report.errors import (
     CounterPermissionError,
+    InputError,
     KernelIncorrectError,
     NcuFailedError,
     NcuNotFoundError,
@@ -66,6 +67,16 @@ def test_failure_or_ctrl_c_keeps_the_earlier_report_and_the_partial_with_a_messa
     assert (partial / "timings.json").is_file()
     err = capsys.readouterr().err
     assert f"partial output kept in {partial}" in err and "untouched" in err
+
+
+def test_a_file_where_the_report_goes_is_refused_before_anything_is_written(tmp_path):
+    # It was renamed to <file>.old, then rmtree failed on it: exit 70 after the whole run.
+    target = tmp_path / "afile"
+    target.write_text("mine\n")
+    with pytest.raises(InputError, match="is a file, not a folder"), atomic_dir(target):
+        pass
+    assert target.read_text() == "mine\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
 
 
 def test_partial_can_be_removed_instead(earlier):

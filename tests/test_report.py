@@ -86,3 +86,83 @@ def test_an_untimed_entry_is_not_an_error(folder):
     # A peer that was skipped or wrong is written with NaN (or null) times: the report shows it as such.
     _edit(folder, "bench.json", lambda d: _first(d["rows"], "peer").update(gbps=None, median_us=float("nan")))
     assert read_sidecars(folder).bench
+
+
+def _with_sanitizer(folder: Path, edit=None) -> None:
+    shutil.copyfile(H200 / "sanitizer.json", folder / "sanitizer.json")
+    if edit is not None:
+        _edit(folder, "sanitizer.json", edit)
+
+
+def test_the_committed_sanitizer_results_pass(folder):
+    _with_sanitizer(folder)
+    assert read_sidecars(folder).sanitizer["stages"]
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d["stages"][0].update(memcheck=5),  # a tool's result that is not text
+    lambda d: d["stages"][0].pop("memcheck"),  # a stage without a tool's result
+    lambda d: d["stages"].append(dict(d["stages"][0])),  # a stage twice
+    lambda d: d["tools"].append({"tool": "correct", "status": "ran"}),  # a tool named after a stage key
+    lambda d: d.update(tools=[]),  # no tool ran: nothing may be called clean
+    lambda d: d.update(stages=[]),
+    lambda d: d.update(version=[1]),
+])
+def test_sanitizer_results_the_page_cannot_state_are_one_clear_error(folder, edit):
+    # Each crashed the page's template (exit 70) or had it say "clean" of what never ran.
+    _with_sanitizer(folder, edit)
+    with pytest.raises(InputError, match="is not a sanitizer.json written by profiler-report"):
+        read_sidecars(folder)
+
+
+def test_nan_in_sanitizer_results_is_one_clear_error(folder):
+    # The summary writes sanitizer.json's values on as strict JSON: NaN was exit 70 there.
+    _with_sanitizer(folder)
+    text = (folder / "sanitizer.json").read_text().replace('"seconds": ', '"seconds": NaN, "was": ', 1)
+    (folder / "sanitizer.json").write_text(text)
+    with pytest.raises(InputError, match="sanitizer.json: NaN is not a number a live run writes here"):
+        read_sidecars(folder)
+
+
+def test_sanitizer_results_that_contradict_the_run_are_one_clear_error(folder):
+    _with_sanitizer(folder, lambda d: d["stages"][1].update(correct=False, first="racecheck: a race"))
+    with pytest.raises(InputError, match="sanitizer.json marks smem wrong, but timings.json times it"):
+        read_sidecars(folder)
+    _with_sanitizer(folder, lambda d: d.update(dtype="float64"))
+    with pytest.raises(InputError, match="sanitizer.json is of dtype float64, but provenance.json says"):
+        read_sidecars(folder)
+
+
+def test_a_timing_too_large_for_a_float_is_one_clear_error(folder):
+    # math.isfinite(10**400) raises OverflowError: it was exit 70.
+    _edit(folder, "timings.json", lambda d: d["timings"][3].update(median_us=10**400, p90_us=10**401))
+    with pytest.raises(InputError, match=r"timings.json: entry 3 lacks or mistypes median_us"):
+        read_sidecars(folder)
+    shutil.copyfile(H200 / "timings.json", folder / "timings.json")
+    _edit(folder, "bench.json", lambda d: d["rows"][0].update(median_us=10**400))
+    with pytest.raises(InputError, match=r"bench.json: entry 0 lacks or mistypes median_us"):
+        read_sidecars(folder)
+
+
+@pytest.mark.parametrize(("name", "edit", "match"), [
+    ("timings.json", lambda d: d["timings"].append(dict(d["timings"][2])), r"timings.json: entry 13 repeats 'smem'"),
+    ("validation.json", lambda d: d.append(dict(d[0], correct=False)), r"validation.json: entry 12 repeats \('naive'"),
+    ("validation.json", lambda d: d[2].update(correct=False, message=5), "entry 2 mistypes message"),
+])
+def test_a_repeated_or_mistyped_entry_is_one_clear_error(folder, name, edit, match):
+    # The last of two entries silently won (in the figures and in check); a number as a message was exit 70.
+    _edit(folder, name, edit)
+    with pytest.raises(InputError, match=match):
+        read_sidecars(folder)
+
+
+@pytest.mark.parametrize(("edit", "match"), [
+    (lambda d: [r.update(rows=4096) for r in d["rows"]], r"bench.json: entry 0 \(memcpy\) has .*'rows': 4096"),
+    (lambda d: [r.update(dtype="float64") for r in d["rows"]], r"bench.json: entry 0 \(memcpy\) has \{'dtype'"),
+    (lambda d: d["provenance"].update(gpu="NVIDIA A100-SXM4-80GB"), "bench.json ran on NVIDIA A100-SXM4-80GB"),
+])
+def test_peers_of_another_size_dtype_or_gpu_than_the_run_are_one_clear_error(folder, edit, match):
+    # They rendered as "same process, same size and dtype".
+    _edit(folder, "bench.json", edit)
+    with pytest.raises(InputError, match=match):
+        read_sidecars(folder)

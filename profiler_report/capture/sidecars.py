@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,10 +24,17 @@ class Sidecars:
     sanitizer: dict[str, Any] | None = None  # sanitizer.json: compute-sanitizer per stage (live/sanitizer.py)
 
 
-def _load_json(path: Path) -> Any:
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number a live run writes here")
+
+
+def _load_json(path: Path, finite: bool = False) -> Any:
+    """The JSON in ``path``; ``finite``: NaN and Infinity are refused (files whose numbers are
+    never untimed: the summary writes them on as strict JSON)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+        return json.loads(text, parse_constant=_no_constant) if finite else json.loads(text)
+    except (OSError, ValueError) as exc:  # ValueError: bad JSON, bad UTF-8, or a refused constant
         raise InputError(f"cannot read {path}: {exc}", "delete or regenerate the file") from exc
     except RecursionError as exc:  # nested deeper than Python's decoder goes: no file the tool writes
         raise InputError(f"cannot read {path}: nested too deeply to parse", "delete or regenerate the file") from exc
@@ -86,12 +94,23 @@ _SHAPE_REQUIRED = ("gbps", "pct_of_memcpy", "median_us", "p10_us", "p90_us")
 
 
 def _typed(value: Any, types: tuple[type, ...]) -> bool:
-    """``value`` is of ``types`` (a bool only where bool is named) and, if a number, not infinite
-    or negative (NaN is allowed: it marks an entry that was not timed)."""
+    """``value`` is of ``types`` (a bool only where bool is named) and, if a number, not infinite,
+    negative or an integer past a float's range (NaN is allowed: it marks an entry not timed)."""
     if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
         return False
-    return not (isinstance(value, float) and (math.isinf(value) or value < 0)) and not (
-        isinstance(value, int) and not isinstance(value, bool) and value < 0)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return 0 <= value <= _FLOAT_MAX
+    return not (isinstance(value, float) and (math.isinf(value) or value < 0))
+
+
+_FLOAT_MAX = int(sys.float_info.max)
+
+
+def _finite(v: Any) -> bool:
+    """A number (not a bool) a float can hold, not NaN or infinite."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return False
+    return abs(v) <= _FLOAT_MAX if isinstance(v, int) else math.isfinite(v)
 
 
 def _bad_size(name: str, item: dict[str, Any]) -> list[str]:
@@ -117,8 +136,7 @@ def _bad_timing(name: str, item: dict[str, Any]) -> list[str]:
     if name == "timings.json" and not all(isinstance(item.get(k), int | float) and item[k] > 0
                                           for k in ("median_us", "gbps")):
         return ["a median_us and gbps above 0 (a timed launch takes time and moves bytes)"]
-    if all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in vals) \
-            and not vals[0] <= vals[1] <= vals[2]:
+    if all(_finite(v) for v in vals) and not vals[0] <= vals[1] <= vals[2]:
         return [f"p10_us <= median_us <= p90_us (got {vals[0]:g}, {vals[1]:g}, {vals[2]:g})"]
     return []
 
@@ -136,25 +154,101 @@ def _bad_optional(name: str, item: dict[str, Any]) -> list[str]:
     return bad
 
 
+#: Keys of a sanitizer.json stage record besides each tool's result (live/sanitizer.py stage_results).
+_SANITIZER_STAGE_KEYS = {"stage": (str,), "correct": (bool,), "first": (str,), "validation": (str,), "checked": (bool,)}
+
+
 def _sanitizer(path: Path, data: Any) -> dict[str, Any]:
-    """sanitizer.json, checked: an object with ``stages``, each with ``stage`` (str), ``correct``
-    (bool) and ``first`` (str), and the ``size_text``, ``dtype`` and ``tools`` the report states.
+    """sanitizer.json, checked: an object with ``tools`` (at least one, each with a distinct
+    ``tool`` name and a ``status``), ``stages`` (at least one, distinct, each with ``stage``,
+    ``correct``, ``first`` and every tool's result as text), and the ``size_text``, ``dtype``,
+    ``version`` and ``other`` the report states.
 
     Raises:
         InputError: the file does not have the shape a live run writes.
     """
-    stages = data.get("stages") if isinstance(data, dict) else None
-    ok = isinstance(stages, list) and all(
-        isinstance(s, dict) and isinstance(s.get("stage"), str) and isinstance(s.get("correct"), bool)
-        and isinstance(s.get("first"), str) for s in stages)
-    tools = data.get("tools") if isinstance(data, dict) else None
-    tools_ok = isinstance(tools, list) and all(
-        isinstance(t, dict) and isinstance(t.get("tool"), str) and isinstance(t.get("status", ""), str) for t in tools)
-    if not ok or not tools_ok or not all(isinstance(data.get(k), str) for k in ("size_text", "dtype")):
-        raise InputError(f"{path} is not a sanitizer.json written by profiler-report "
-                         "(stages with stage, correct and first; tools, each with tool and status; size_text; dtype)",
-                         "delete or regenerate the file")
+    d = data if isinstance(data, dict) else {}
+    tools, stages = d.get("tools"), d.get("stages")
+    names = [t.get("tool") for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
+    tools_ok = bool(names) and len(names) == len(tools) and all(
+        isinstance(n, str) and n not in _SANITIZER_STAGE_KEYS for n in names) and len(set(names)) == len(names) \
+        and all(isinstance(t.get("status", ""), str) for t in tools)
+    want = {**_SANITIZER_STAGE_KEYS, **{n: (str,) for n in names if isinstance(n, str)}}
+    optional = ("validation", "checked")
+    stages_ok = isinstance(stages, list) and bool(stages) and all(
+        isinstance(r, dict) and all((k in optional and k not in r) or (k in r and _typed(r[k], t))
+                                    for k, t in want.items()) for r in stages)
+    if stages_ok and len({r["stage"] for r in stages}) != len(stages):
+        stages_ok = False
+    other = d.get("other", [])
+    rest_ok = all(isinstance(d.get(k), str) for k in ("size_text", "dtype")) and isinstance(
+        d.get("version", ""), str) and isinstance(other, list) and all(isinstance(o, str) for o in other)
+    if not (tools_ok and stages_ok and rest_ok):
+        raise InputError(f"{path} is not a sanitizer.json written by profiler-report (stages with stage, correct "
+                         "and first and each tool's result as text, each stage once; tools, each with tool and "
+                         "status, at least one, no name twice; size_text; dtype)", "delete or regenerate the file")
     return data
+
+
+def _unique(path: Path, items: list[dict[str, Any]], key: Any) -> None:
+    """Each entry of ``items`` once by ``key(entry)``.
+
+    Raises:
+        InputError: an entry repeats one before it (the report would show either).
+    """
+    seen: set[Any] = set()
+    for i, item in enumerate(items):
+        k = key(item)
+        if k in seen:
+            raise InputError(f"{path}: entry {i} repeats {k!r}", "delete or regenerate the file")
+        seen.add(k)
+
+
+def _validation_extras(path: Path, items: list[dict[str, Any]]) -> None:
+    """validation.json's optional ``message`` (text) and counts (integers), and each stage once per
+    dtype and size.
+
+    Raises:
+        InputError: one is mistyped or repeated.
+    """
+    for i, v in enumerate(items):
+        if not isinstance(v.get("message", ""), str) or not all(
+                _typed(v[k], (int,)) for k in ("mismatches", "elements") if k in v):
+            raise InputError(f"{path}: entry {i} mistypes message (text), mismatches or elements (integers)",
+                             "delete or regenerate the file")
+    _unique(path, items, lambda v: (v["stage"], v["dtype"], tuple(sorted(
+        (k, x) for k, x in v.items() if type(x) is int and k not in ("mismatches", "elements")))))
+
+
+def _sanitizer_matches_the_run(path: Path, san: dict[str, Any], side: Sidecars) -> None:
+    """sanitizer.json of the run's dtype, and no stage it marks wrong timed in timings.json (a
+    live run times only stages with no finding).
+
+    Raises:
+        InputError: it contradicts the other files.
+    """
+    dtype = (side.provenance or {}).get("dtype")
+    if isinstance(dtype, str) and san["dtype"] != dtype:
+        raise InputError(f"{path} is of dtype {san['dtype']}, but provenance.json says the run was {dtype}",
+                         "the files are of different runs: regenerate them together")
+    timed = {t["name"] for t in side.timings or []}
+    wrong = [r["stage"] for r in san["stages"] if not r["correct"] and r["stage"] in timed]
+    if wrong:
+        raise InputError(f"{path} marks {', '.join(wrong)} wrong, but timings.json times it",
+                         "the files are of different runs: regenerate them together")
+
+
+def _bench_matches_the_run(path: Path, data: Any, rows: list[dict[str, Any]], prov: dict[str, Any]) -> None:
+    """bench.json (the peers at the run's size) of the run's GPU, dtype and size.
+
+    Raises:
+        InputError: it is not.
+    """
+    gpu, bgpu = prov.get("gpu"), (data.get("provenance") or {}).get("gpu") if isinstance(data, dict) else None
+    if isinstance(gpu, str) and isinstance(bgpu, str) and gpu != bgpu:
+        raise InputError(f"{path} ran on {bgpu}, but provenance.json says the run was on {gpu}",
+                         "the files are of different runs: regenerate them together")
+    _timings_match_the_run(path, rows, prov)
 
 
 def _timings_match_the_run(path: Path, timings: list[dict[str, Any]], prov: dict[str, Any]) -> None:
@@ -185,18 +279,26 @@ def read_sidecars(folder: Path) -> Sidecars:
     if files["timings.json"].is_file():
         side.timings = _entries(files["timings.json"], _load_json(files["timings.json"]), "timings")
     if files["validation.json"].is_file():
-        side.validation = _entries(files["validation.json"], _load_json(files["validation.json"]), None)
+        side.validation = _entries(files["validation.json"], _load_json(files["validation.json"], finite=True), None)
     if files["provenance.json"].is_file():
-        prov = _load_json(files["provenance.json"])
+        prov = _load_json(files["provenance.json"], finite=True)
         if not isinstance(prov, dict):
             raise InputError(f"{files['provenance.json']} is not an object", "delete or regenerate the file")
         side.provenance = prov
+    if side.timings:
+        _unique(files["timings.json"], side.timings, lambda t: t["name"])
+    if side.validation:
+        _validation_extras(files["validation.json"], side.validation)
     if side.timings and side.provenance:
         _timings_match_the_run(files["timings.json"], side.timings, side.provenance)
     if files["bench.json"].is_file():
-        side.bench = _entries(files["bench.json"], _load_json(files["bench.json"]), "rows")
+        bench = _load_json(files["bench.json"])
+        side.bench = _entries(files["bench.json"], bench, "rows")
+        if side.provenance:
+            _bench_matches_the_run(files["bench.json"], bench, side.bench, side.provenance)
     if files["sweep.json"].is_file():
         side.sweep = _entries(files["sweep.json"], _load_json(files["sweep.json"]), "rows")
     if files["sanitizer.json"].is_file():
-        side.sanitizer = _sanitizer(files["sanitizer.json"], _load_json(files["sanitizer.json"]))
+        side.sanitizer = _sanitizer(files["sanitizer.json"], _load_json(files["sanitizer.json"], finite=True))
+        _sanitizer_matches_the_run(files["sanitizer.json"], side.sanitizer, side)
     return side

@@ -134,8 +134,26 @@ def write_atomic(path: Path, data: bytes) -> None:
             from exc
 
 
+def _is_junit(path: Path) -> bool:
+    """Whether the file at ``path`` starts as a JUnit report (an earlier ``--junit`` output)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return head.lstrip().startswith((b"<?xml", b"<testsuite")) and b"<testsuite" in head
+
+
 def write_junit(path: Path, results: list[Result], missing: str = "fail",
                 properties: dict[str, str] | None = None) -> None:
-    """Write :func:`junit_tree` to ``path`` atomically (UTF-8, with an XML declaration)."""
+    """Write :func:`junit_tree` to ``path`` atomically (UTF-8, with an XML declaration).
+
+    Raises:
+        InputError: ``path`` is an existing file that is not a JUnit report (the capture being
+            checked, a report's page or sidecar: never overwritten), or cannot be written.
+    """
+    if path.is_file() and not _is_junit(path):
+        raise InputError(f"--junit {path} is an existing file that is not a JUnit report: not overwritten",
+                         "pass --junit a new path, e.g. --junit junit.xml")
     tree = junit_tree(results, missing, properties=properties)
     write_atomic(path, ET.tostring(tree.getroot(), encoding="utf-8", xml_declaration=True) + b"\n")

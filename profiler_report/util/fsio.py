@@ -23,7 +23,12 @@ def write_json(path: Path, data: Any) -> None:
 
 @contextmanager
 def atomic_dir(dest: Path, keep_partial: bool = True) -> Iterator[Path]:
-    """Yield ``<dest>.partial``; on success replace ``dest`` with it, on failure keep or drop it."""
+    """Yield ``<dest>.partial``; on success replace ``dest`` with it, on failure keep or drop it.
+
+    Raises:
+        InputError: ``dest`` is a file (checked before anything is written; it is never moved).
+    """
+    require_folder_path(dest)
     partial = dest.with_name(dest.name + ".partial")
     if partial.exists():
         shutil.rmtree(partial)
@@ -81,8 +86,8 @@ def atomic_write(path: str | Path, data: Data) -> None:
     atomic_write_many({Path(path): data})
 
 
-def ensure_dir(folder: Path) -> None:
-    """Create the output folder ``folder`` (and its parents) unless it exists.
+def require_folder_path(folder: Path) -> None:
+    """``folder`` can be an output folder: absent, or a folder.
 
     Raises:
         InputError: ``folder`` is a symlink to a folder that does not exist (``mkdir`` would say
@@ -93,6 +98,15 @@ def ensure_dir(folder: Path) -> None:
                          "create that folder, or choose another output folder (--out)")
     if folder.exists() and not folder.is_dir():
         raise InputError(f"output folder {folder} is a file, not a folder", "choose another output folder (--out)")
+
+
+def ensure_dir(folder: Path) -> None:
+    """Create the output folder ``folder`` (and its parents) unless it exists.
+
+    Raises:
+        InputError: as :func:`require_folder_path`.
+    """
+    require_folder_path(folder)
     folder.mkdir(parents=True, exist_ok=True)
 
 

@@ -534,8 +534,8 @@ def make_pairs(case: Case, cupy: Any, rows: int, cols: int, dtype: str, buffers:
     ``cols x rows`` output that every pair writes (it also serves the copies: they write as many
     bytes). One output, because that is what the peers get: they allocate theirs, and their memory
     pools hand them the same block on every call, which at L2-resident sizes is still in L2. Timed
-    with an output of their own per pair, memcpy, the copies and ``vec_tuned`` ran 8-25 % slower at
-    the L2-resident points where torch.compile led, and the same at 8192x8192 float32
+    with an output of their own per pair, memcpy, the copies and ``vec_tuned`` ran 4-25 % slower at
+    the L2-resident points where torch.compile led, and no slower at 8192x8192 float32
     (scripts/experiments/results/l2_output_reuse_run1.log)."""
     size = {"rows": rows, "cols": cols}
     out = cupy.empty((cols, rows), dtype=dtype)
