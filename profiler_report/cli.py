@@ -165,6 +165,11 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
                     clock_control=clock_control, ncu=ncu_path, ncu_timeout_s=ncu_timeout,
                     counters=not no_counters, stages=[s for s in stages.split(",") if s],
                     sanitize=sanitize, sanitize_timeout_s=sanitize_timeout)
+    case.manifest.run_stages(cfg.stages)  # before the GPU is asked for: bad input, not a missing GPU
+    if sweep is not None:
+        from profiler_report.capture.sidecars import read_sweep
+
+        read_sweep(sweep)
     if out is None:
         named = "" if case.name == "transpose" else f"{case.name}-"  # a user's case: its own folder
         out = Path("reports") / f"{gpu_slug(device_info()['gpu'])}-{named}{dt.date.today():%Y%m%d}"
@@ -359,7 +364,7 @@ def bench(out: Path, quick: bool, repeats: int, case_name: str, cluster: str | N
     from profiler_report.util.fsio import write_json
 
     if repeats < 20:
-        raise InputError(f"--repeats must be at least 20, got {repeats}")
+        raise InputError(f"--repeats must be at least 20, got {repeats}", "pass --repeats 20 or more")
     if out.is_dir() or not out.name or not out.parent.is_dir() or not os.access(out.parent, os.W_OK):
         raise InputError(f"cannot write the results to {out}", "pass --out FILE.json in a writable folder")
     case = get_case(case_name)

@@ -7,6 +7,7 @@ and fake ncu executables printing ncu 2025.3.1's real messages; nothing here is 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -317,3 +318,44 @@ def test_run_out_that_is_a_file_is_refused_before_any_gpu_work(tmp_path):
     assert res.returncode == 2, res.stderr
     assert "is a file, not a folder" in one_error_line(res)
     assert target.read_text() == "mine\n" and not (tmp_path / "afile.old").exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--ncu-timeout", "-1"), "--ncu-timeout must be a positive number of seconds, got -1.0"),
+    (("--ncu-timeout", "nan"), "--ncu-timeout must be a positive number of seconds, got nan"),
+    (("--sanitize-timeout", "0"), "--sanitize-timeout must be a positive number of seconds, got 0.0"),
+    (("--repeats", "0"), "--repeats must be at least 20"),
+    (("--stages", "bogus"), "unknown stage 'bogus'"),
+])
+def test_run_options_are_checked_before_the_gpu_is_asked_for(args, message):
+    # Without --out these reached device_info first (exit 8) or were never checked.
+    res = cli("run", *args)
+    assert res.returncode == 2, res.stderr
+    assert message in one_error_line(res) and "(fix: " in res.stderr
+
+
+def test_a_sweep_that_is_not_a_bench_json_is_refused_before_the_run(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    res = cli("run", "--sweep", str(bad))
+    assert res.returncode == 2, res.stderr
+    assert f"cannot read {bad}" in one_error_line(res)
+    bad.write_text(json.dumps({"timings": []}))
+    res = cli("run", "--sweep", str(bad))
+    assert res.returncode == 2 and "is not a sweep.json written by profiler-report" in one_error_line(res)
+
+
+@pytest.mark.parametrize(("stages", "message"), [("naive,smem,naive", "--stages names naive twice"),
+                                                 ("naive,copy", "--stages names copy, the ceiling")])
+def test_stages_that_would_be_reported_twice_are_bad_input(stages, message):
+    # Each would have written two timings of one name after the whole run.
+    res = cli("run", "--stages", stages)
+    assert res.returncode == 2, res.stderr
+    assert message in one_error_line(res) and "(fix: " in res.stderr
+
+
+def test_an_empty_case_name_is_an_unknown_case():
+    # "" was taken as the current folder (exit 10: "case.py is missing").
+    res = cli("run", "--case", "")
+    assert res.returncode == 2, res.stderr
+    assert "unknown case ''" in one_error_line(res)

@@ -54,6 +54,7 @@ def test_the_committed_live_run_passes(folder):
     ("sweep.json", lambda d: _first(d["rows"], "stage").update(config=None), "config"),
     ("sweep.json", lambda d: _first(d["rows"], "shape").update(p10_us=None), "p10_us"),
     ("sweep.json", lambda d: _first(d["rows"], "stage").pop("resident"), "resident"),
+    ("sweep.json", lambda d: _first(d["rows"], "stage").update(resident="MOON"), r"resident \(L2 or DRAM\)"),
     # A timing that contradicts itself, and a NaN in timings.json (a live run times only what validated).
     ("sweep.json", lambda d: _first(d["rows"], "stage").update(p10_us=1e6), "p10_us <= median_us <= p90_us"),
     ("bench.json", lambda d: _first(d["rows"], "peer").update(p90_us=0.0), "p10_us <= median_us <= p90_us"),
@@ -165,4 +166,15 @@ def test_peers_of_another_size_dtype_or_gpu_than_the_run_are_one_clear_error(fol
     # They rendered as "same process, same size and dtype".
     _edit(folder, "bench.json", edit)
     with pytest.raises(InputError, match=match):
+        read_sidecars(folder)
+
+
+def test_a_sweep_from_another_gpu_is_one_clear_error(folder):
+    # It rendered as this GPU's sweep, without a word.
+    _edit(folder, "sweep.json", lambda d: d["provenance"].update(gpu="NVIDIA A100-SXM4-80GB"))
+    with pytest.raises(InputError, match="sweep.json ran on NVIDIA A100-SXM4-80GB, but provenance.json says the run"):
+        read_sidecars(folder)
+    shutil.copyfile(H200 / "sweep.json", folder / "sweep.json")
+    _edit(folder, "sweep.json", lambda d: d["rows"][5].update(gpu_name="NVIDIA A100-SXM4-80GB"))
+    with pytest.raises(InputError, match="sweep.json ran on NVIDIA A100"):
         read_sidecars(folder)

@@ -72,3 +72,23 @@ def test_a_stage_with_an_unknown_launch_kind_is_a_one_line_error(tmp_path, case_
     assert f"stage {case.manifest.stages[-1].id}: unknown launch '{kind}x'" in line
     assert f"(fix: set launch to one of {', '.join(case.launch_kinds)})" in line
     assert kind in case.launch_kinds and all(s.launch in case.launch_kinds for s in case.manifest.stages)
+
+
+def test_a_side_past_an_int_is_bad_input():
+    # The kernels take rows and cols as int: np.int32 overflowed inside the run.
+    from profiler_report.cases import get_case
+    from profiler_report.errors import InputError
+
+    with pytest.raises(InputError, match=r"transpose rows must be at most 2\^31 - 1, got 2147483648"):
+        get_case("transpose").size({"rows": 2**31})
+
+
+def test_a_grid_past_cudas_limits_is_bad_input_naming_the_stage():
+    from profiler_report.cases import get_case
+    from profiler_report.errors import InputError
+
+    case = get_case("transpose")
+    naive = case.manifest.stage("naive")
+    assert case.launch(naive, {"rows": 65535 * 32, "cols": 1}, "float32").grid == (1, 65535)
+    with pytest.raises(InputError, match=r"stage naive at 2097121x1 float32 needs a grid of 1x65536 blocks"):
+        case.launch(naive, {"rows": 65535 * 32 + 1, "cols": 1}, "float32")

@@ -53,21 +53,23 @@ _ENTRY_KEYS: dict[str, dict[str, tuple[type, ...]]] = {
 _SIZE_KEYS = ("rows", "cols")
 
 
-def _entries(path: Path, data: Any, key: str | None) -> list[dict[str, Any]]:
-    """The list of entries of a sidecar file, checked entry by entry.
+def _entries(path: Path, data: Any, key: str | None, kind: str | None = None) -> list[dict[str, Any]]:
+    """The list of entries of a sidecar file (``kind``: which one, default its file name),
+    checked entry by entry.
 
     Raises:
         InputError: the file does not have the shape a live run writes.
     """
+    kind = kind or path.name
     items = data.get(key) if key and isinstance(data, dict) else (data if key is None else None)
     if not isinstance(items, list):
-        raise InputError(f"{path} is not a {path.name} written by profiler-report (no list"
+        raise InputError(f"{path} is not a {kind} written by profiler-report (no list"
                          f"{' under ' + repr(key) if key else ''})", "delete or regenerate the file")
-    want = _ENTRY_KEYS[path.name]
+    want = _ENTRY_KEYS[kind]
     for i, item in enumerate(items):
         bad = [k for k, types in want.items() if not isinstance(item, dict) or not _typed(item.get(k), types)]
         if not bad:
-            bad = _bad_size(path.name, item) + _bad_optional(path.name, item) + _bad_timing(path.name, item)
+            bad = _bad_size(kind, item) + _bad_optional(kind, item) + _bad_timing(kind, item)
         if bad:
             raise InputError(f"{path}: entry {i} lacks or mistypes {', '.join(bad)}", "delete or regenerate the file")
     return items
@@ -88,6 +90,9 @@ _BENCH_OPTIONAL: dict[str, tuple[type, ...]] = {
     "host": (str,), "gpu_index": (str,), "gpu_uuid": (str,), "gpu_name": (str,), "gpu_driver": (str,),
 }
 
+
+#: Where a bench row's input and output were (bench.py BenchRow.resident): the sweep table's label.
+_RESIDENT = ("L2", "DRAM", "")  # "": a row written before the label existed
 
 #: Keys a block-shape sweep entry (kind "shape") must hold: the report's verdicts rest on them.
 _SHAPE_REQUIRED = ("gbps", "pct_of_memcpy", "median_us", "p10_us", "p90_us")
@@ -147,6 +152,8 @@ def _bad_optional(name: str, item: dict[str, Any]) -> list[str]:
         return []
     bad = [k for k, types in _BENCH_OPTIONAL.items()  # only a timed value may be null
            if k in item and (item[k] is not None or types is not _NUMBER) and not _typed(item[k], types)]
+    if isinstance(item.get("resident"), str) and item["resident"] not in _RESIDENT and "resident" not in bad:
+        bad.append("resident (L2 or DRAM)")
     if item.get("kind") == "shape":
         bad += [k for k in _SHAPE_REQUIRED if item.get(k) is None and k not in bad]
     elif name == "sweep.json" and "resident" not in item:  # the sweep table's L2 / DRAM label
@@ -266,6 +273,30 @@ def _timings_match_the_run(path: Path, timings: list[dict[str, Any]], prov: dict
                              f"timed {want}", "the files are of different runs: regenerate them together")
 
 
+def read_sweep(path: Path) -> list[dict[str, Any]]:
+    """The rows of a ``profiler-report bench`` JSON given as a sweep (``run --sweep``), checked as
+    a report's sweep.json is.
+
+    Raises:
+        InputError: the file is unreadable or not a bench JSON.
+    """
+    return _entries(path, _load_json(path), "rows", kind="sweep.json")
+
+
+def _sweep_matches_the_run(path: Path, data: Any, rows: list[dict[str, Any]], prov: dict[str, Any]) -> None:
+    """A sweep that ran on the run's GPU (its provenance and each row's ``gpu_name``).
+
+    Raises:
+        InputError: it ran on another GPU (the page would show its figures as this GPU's).
+    """
+    gpu = prov.get("gpu")
+    sgpu = (data.get("provenance") or {}).get("gpu") if isinstance(data, dict) else None
+    other = next((g for g in (sgpu, *(r.get("gpu_name") for r in rows)) if isinstance(g, str) and g != gpu), None)
+    if isinstance(gpu, str) and other is not None:
+        raise InputError(f"{path} ran on {other}, but provenance.json says the run was on {gpu}",
+                         "include a sweep made on this GPU (profiler-report bench there)")
+
+
 def read_sidecars(folder: Path) -> Sidecars:
     """timings.json, validation.json, provenance.json, bench.json, sweep.json, sanitizer.json from
     ``folder``, where present.
@@ -297,7 +328,10 @@ def read_sidecars(folder: Path) -> Sidecars:
         if side.provenance:
             _bench_matches_the_run(files["bench.json"], bench, side.bench, side.provenance)
     if files["sweep.json"].is_file():
-        side.sweep = _entries(files["sweep.json"], _load_json(files["sweep.json"]), "rows")
+        sweep = _load_json(files["sweep.json"])
+        side.sweep = _entries(files["sweep.json"], sweep, "rows")
+        if side.provenance:
+            _sweep_matches_the_run(files["sweep.json"], sweep, side.sweep, side.provenance)
     if files["sanitizer.json"].is_file():
         side.sanitizer = _sanitizer(files["sanitizer.json"], _load_json(files["sanitizer.json"], finite=True))
         _sanitizer_matches_the_run(files["sanitizer.json"], side.sanitizer, side)

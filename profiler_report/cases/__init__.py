@@ -46,7 +46,7 @@ def get_case(ref: str = DEFAULT_CASE) -> Case:
     """
     if ref in REGISTRY:
         return importlib.import_module(REGISTRY[ref]).CASE
-    if is_case_path(ref):
+    if ref.strip() and is_case_path(ref):  # "" would be the current folder
         from profiler_report.cases.folder import load_case_folder
 
         return load_case_folder(Path(ref))

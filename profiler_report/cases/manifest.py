@@ -134,6 +134,23 @@ class Manifest:
     def stage_ids(self) -> list[str]:
         return [s.id for s in self.stages]
 
+    def run_stages(self, ids: list[str]) -> list[Stage]:
+        """The stages a live run's ``--stages`` names, in its order (none named: every stage).
+
+        Raises:
+            InputError: an unknown id, one named twice, or the ceiling (every run validates and
+                times it already: it would be reported twice).
+        """
+        if not ids:
+            return list(self.stages)
+        twice = next((i for n, i in enumerate(ids) if i in ids[:n]), None)
+        if twice is not None:
+            raise InputError(f"--stages names {twice} twice", "name each stage once")
+        if self.ceiling.id in ids:
+            raise InputError(f"--stages names {self.ceiling.id}, the ceiling: every run times it",
+                             f"leave {self.ceiling.id} out of --stages")
+        return [self.stage(i) for i in ids]
+
     def source_text(self) -> str:
         return self.source.read_text()
 

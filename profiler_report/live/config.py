@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from profiler_report.errors import InputError
@@ -35,8 +36,15 @@ class RunConfig:
         if self.dtype not in ALL_DTYPES:
             raise InputError(f"unknown dtype {self.dtype!r}", f"use one of {', '.join(ALL_DTYPES)}")
         if any(v < 1 for v in (*self.size.values(), *self.profile_size.values())):
-            raise InputError(f"sizes must be positive, got {self.size} and {self.profile_size}")
+            raise InputError(f"sizes must be positive, got {self.size} and {self.profile_size}",
+                             "give every dimension as 1 or more")
         if self.repeats < 20:
-            raise InputError(f"--repeats must be at least 20 for a stable median, got {self.repeats}")
+            raise InputError(f"--repeats must be at least 20 for a stable median, got {self.repeats}",
+                             "pass --repeats 20 or more (the default is 30)")
         if self.clock_control not in ("none", "base"):
-            raise InputError(f"--clock-control must be 'none' or 'base', not {self.clock_control!r}")
+            raise InputError(f"--clock-control must be 'none' or 'base', not {self.clock_control!r}",
+                             "pass --clock-control none")
+        for option, seconds in (("--ncu-timeout", self.ncu_timeout_s), ("--sanitize-timeout", self.sanitize_timeout_s)):
+            if not (0 < seconds < math.inf):  # NaN fails too: a wait on it never ends
+                raise InputError(f"{option} must be a positive number of seconds, got {seconds}",
+                                 f"e.g. {option} 600 (the default)")

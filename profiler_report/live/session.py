@@ -222,7 +222,7 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
     case = get_case(cfg.case)
     case.check_dtype(cfg.dtype)
     timer = timer or StepTimer()
-    stages = [case.manifest.stage(s) for s in cfg.stages] if cfg.stages else list(case.manifest.stages)
+    stages = case.manifest.run_stages(cfg.stages)
     ncu = prof.find_ncu(cfg.ncu) if cfg.counters else None
     sanitizer, no_sanitizer = san.resolve(cfg.sanitize)
     gpu.import_cupy()  # no GPU or CuPy: fail before any output, with one line

@@ -14,7 +14,12 @@ from profiler_report.cases.experiment import Experiment
 from profiler_report.cases.manifest import Stage
 from profiler_report.cases.transpose.launch import LAUNCH_KINDS, dynamic_smem_bytes, launch_shape
 from profiler_report.cases.transpose.notes import block_shape_warning, tile_shape
+from profiler_report.errors import InputError
 from profiler_report.util.dtypes import ITEMSIZE
+
+#: The largest side the kernels take (an int argument), and CUDA's grid limit in y and z.
+MAX_SIDE = 2**31 - 1
+MAX_GRID_YZ = 65535
 
 
 class TransposeCase(Case):
@@ -34,8 +39,30 @@ class TransposeCase(Case):
         """Bytes read + written: ``2 * rows * cols * itemsize`` (a copy moves as much)."""
         return Work(2 * size["rows"] * size["cols"] * ITEMSIZE[dtype])
 
+    def size(self, values: dict[str, int | None]) -> Size:
+        """As :meth:`Case.size`, and rows and cols at most 2^31 - 1 (the kernels take them as int).
+
+        Raises:
+            InputError: a dimension is unknown, below 1 or above that.
+        """
+        size = super().size(values)
+        big = [d for d in self.dims if size[d] > MAX_SIDE]
+        if big:
+            raise InputError(f"transpose {big[0]} must be at most 2^31 - 1, got {size[big[0]]}",
+                             f"use a smaller --{big[0]}")
+        return size
+
     def launch(self, stage: Stage, size: Size, dtype: str) -> Launch:
+        """The stage's grid, block and dynamic shared memory at ``size``.
+
+        Raises:
+            InputError: the grid exceeds CUDA's limits (2^31 - 1 blocks in x, 65535 in y).
+        """
         grid, block = launch_shape(stage, size["rows"], size["cols"], dtype, self.manifest.tile)
+        if grid[0] > MAX_SIDE or any(g > MAX_GRID_YZ for g in grid[1:]):
+            raise InputError(f"stage {stage.id} at {self.size_text(size)} {dtype} needs a grid of "
+                             f"{'x'.join(map(str, grid))} blocks: CUDA allows at most 2^31 - 1 in x and 65535 in y",
+                             "use fewer rows or columns, or --stages without this stage")
         return Launch(tuple(grid), tuple(block), dynamic_smem_bytes(stage, dtype))
 
     def kernel_args(self, stage: Stage, inputs: Any, output: Any, size: Size) -> tuple[Any, ...]:
