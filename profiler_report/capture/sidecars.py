@@ -245,17 +245,19 @@ def _sanitizer_matches_the_run(path: Path, san: dict[str, Any], side: Sidecars) 
                          "the files are of different runs: regenerate them together")
 
 
-def _bench_matches_the_run(path: Path, data: Any, rows: list[dict[str, Any]], prov: dict[str, Any]) -> None:
-    """bench.json (the peers at the run's size) of the run's GPU, dtype and size.
+def _on_the_runs_gpu(path: Path, data: Any, rows: list[dict[str, Any]], prov: dict[str, Any], fix: str) -> None:
+    """A bench JSON (bench.json or sweep.json) that ran on the run's GPU: its provenance's ``gpu``
+    and each row's ``gpu_name`` (where the fan-out recorded it).
 
     Raises:
-        InputError: it is not.
+        InputError: it ran on another GPU (the page would show its figures as this GPU's).
     """
-    gpu, bgpu = prov.get("gpu"), (data.get("provenance") or {}).get("gpu") if isinstance(data, dict) else None
-    if isinstance(gpu, str) and isinstance(bgpu, str) and gpu != bgpu:
-        raise InputError(f"{path} ran on {bgpu}, but provenance.json says the run was on {gpu}",
-                         "the files are of different runs: regenerate them together")
-    _timings_match_the_run(path, rows, prov)
+    gpu = prov.get("gpu")
+    theirs = (data.get("provenance") or {}).get("gpu") if isinstance(data, dict) else None
+    other = next((g for g in (theirs, *(r.get("gpu_name") for r in rows)) if isinstance(g, str) and g and g != gpu),
+                 None)  # "": a row not placed by the fan-out
+    if isinstance(gpu, str) and other is not None:
+        raise InputError(f"{path} ran on {other}, but provenance.json says the run was on {gpu}", fix)
 
 
 def _timings_match_the_run(path: Path, timings: list[dict[str, Any]], prov: dict[str, Any]) -> None:
@@ -281,20 +283,6 @@ def read_sweep(path: Path) -> list[dict[str, Any]]:
         InputError: the file is unreadable or not a bench JSON.
     """
     return _entries(path, _load_json(path), "rows", kind="sweep.json")
-
-
-def _sweep_matches_the_run(path: Path, data: Any, rows: list[dict[str, Any]], prov: dict[str, Any]) -> None:
-    """A sweep that ran on the run's GPU (its provenance and each row's ``gpu_name``).
-
-    Raises:
-        InputError: it ran on another GPU (the page would show its figures as this GPU's).
-    """
-    gpu = prov.get("gpu")
-    sgpu = (data.get("provenance") or {}).get("gpu") if isinstance(data, dict) else None
-    other = next((g for g in (sgpu, *(r.get("gpu_name") for r in rows)) if isinstance(g, str) and g != gpu), None)
-    if isinstance(gpu, str) and other is not None:
-        raise InputError(f"{path} ran on {other}, but provenance.json says the run was on {gpu}",
-                         "include a sweep made on this GPU (profiler-report bench there)")
 
 
 def read_sidecars(folder: Path) -> Sidecars:
@@ -325,13 +313,16 @@ def read_sidecars(folder: Path) -> Sidecars:
     if files["bench.json"].is_file():
         bench = _load_json(files["bench.json"])
         side.bench = _entries(files["bench.json"], bench, "rows")
-        if side.provenance:
-            _bench_matches_the_run(files["bench.json"], bench, side.bench, side.provenance)
+        if side.provenance:  # the peers at the run's size: same GPU, dtype and size
+            _on_the_runs_gpu(files["bench.json"], bench, side.bench, side.provenance,
+                             "the files are of different runs: regenerate them together")
+            _timings_match_the_run(files["bench.json"], side.bench, side.provenance)
     if files["sweep.json"].is_file():
         sweep = _load_json(files["sweep.json"])
         side.sweep = _entries(files["sweep.json"], sweep, "rows")
         if side.provenance:
-            _sweep_matches_the_run(files["sweep.json"], sweep, side.sweep, side.provenance)
+            _on_the_runs_gpu(files["sweep.json"], sweep, side.sweep, side.provenance,
+                             "include a sweep made on this GPU (profiler-report bench there)")
     if files["sanitizer.json"].is_file():
         side.sanitizer = _sanitizer(files["sanitizer.json"], _load_json(files["sanitizer.json"], finite=True))
         _sanitizer_matches_the_run(files["sanitizer.json"], side.sanitizer, side)
