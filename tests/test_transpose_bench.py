@@ -216,3 +216,9 @@ def test_every_pair_writes_one_output_while_the_inputs_differ():
     srcs = [src for src, _ in pairs]
     assert all(s.shape == (31, 65) for s in srcs)
     assert not (srcs[0] == srcs[1]).all() and not (srcs[1] == srcs[2]).all()
+
+
+def test_pairs_can_keep_an_output_each_as_the_recorded_experiments_ran():
+    pairs = bench.make_pairs(CASE, NumpyCupy(), 31, 65, "float32", 3, shared_output=False)
+    outs = [dst for _, dst in pairs]
+    assert len({id(o) for o in outs}) == 3 and all(o.shape == (65, 31) for o in outs)

@@ -16,10 +16,11 @@ import statistics
 import sys
 import time
 
+from timed import copy_and_tuned  # run from the repo root: this folder is sys.path[0]
+
 from profiler_report.cases import get_case
 from profiler_report.cases.transpose import bench
-from profiler_report.live.gpu import event_times_us, import_cupy, memcpy_fn
-from profiler_report.live.kernels import Kernels, compile_module
+from profiler_report.live.gpu import event_times_us, import_cupy
 
 POINTS = (("float32", 1024, 1024), ("float32", 2048, 2048), ("float16", 4096, 4096), ("float32", 8192, 8192))
 
@@ -41,19 +42,10 @@ def main() -> None:
     out = sys.argv[1]
     cupy = import_cupy()
     case = get_case("transpose")
-    tuned = next(s for s in case.manifest.stages if s.launch == "vec_tuned")
     copy16 = bench.COPIES[2]
     res = []
     for dtype, r, c in POINTS:
-        module, names = compile_module(case, dtype, extra=(copy16,))
-        k = Kernels(module, names, dtype, case)
-        pairs = bench.make_pairs(case, cupy, r, c, dtype, 3)
-        size = {"rows": r, "cols": c}
-        fns = {"memcpy": memcpy_fn(cupy)}
-        for st in (copy16, tuned):
-            def fn(src, dst, st=st, k=k, size=size):
-                k.launch(st, src, dst, size)
-            fns[st.id] = fn
+        pairs, fns = copy_and_tuned(cupy, case, dtype, r, c)
         peers = bench.peers(cupy, dtype)
         for name in ("cupy.cublas.geam", "triton transpose"):
             if peers.get(name, (None, ""))[0] is not None:

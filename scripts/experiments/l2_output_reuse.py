@@ -16,10 +16,11 @@ import json
 import statistics
 import sys
 
+from timed import copy_and_tuned  # run from the repo root: this folder is sys.path[0]
+
 from profiler_report.cases import get_case
 from profiler_report.cases.transpose import bench
-from profiler_report.live.gpu import event_times_us, import_cupy, memcpy_fn
-from profiler_report.live.kernels import Kernels, compile_module
+from profiler_report.live.gpu import event_times_us, import_cupy
 
 POINTS = (("float32", 2048, 2048), ("float64", 1024, 1024), ("float64", 1000, 3000), ("float32", 1024, 1024),
           ("float32", 8192, 8192))
@@ -30,20 +31,11 @@ def main() -> None:
     out = sys.argv[1]
     cupy = import_cupy()
     case = get_case("transpose")
-    tuned = next(s for s in case.manifest.stages if s.launch == "vec_tuned")
     copy16 = bench.COPIES[2]
     res = []
     for dtype, r, c in POINTS:
-        module, names = compile_module(case, dtype, extra=(copy16,))
-        k = Kernels(module, names, dtype, case)
-        pairs = bench.make_pairs(case, cupy, r, c, dtype, 3)
+        pairs, fns = copy_and_tuned(cupy, case, dtype, r, c)  # an output per pair: "rotated"
         shared = [(src, pairs[0][1]) for src, _ in pairs]
-        size = {"rows": r, "cols": c}
-        fns = {"memcpy": memcpy_fn(cupy)}
-        for st in (copy16, tuned):
-            def fn(src, dst, st=st, k=k, size=size):
-                k.launch(st, src, dst, size)
-            fns[st.id] = fn
         peers = bench.peers(cupy, dtype)
         fns.update({p: peers[p][0] for p in PEERS if peers.get(p, (None, ""))[0] is not None})
         bench.warm_sm_clocks(cupy, pairs)

@@ -529,17 +529,20 @@ def run_all(case: Case, *, quick: bool = False, repeats: int = 30) -> list[Bench
     return [row for p in sweep_points(case, case.name, quick=quick, repeats=repeats) for row in bench_point(case, p)]
 
 
-def make_pairs(case: Case, cupy: Any, rows: int, cols: int, dtype: str, buffers: int) -> list[tuple[Any, Any]]:
+def make_pairs(case: Case, cupy: Any, rows: int, cols: int, dtype: str, buffers: int,
+               shared_output: bool = True) -> list[tuple[Any, Any]]:
     """``buffers`` (input, output) pairs: distinct random inputs, rotated by the timing loop, and one
     ``cols x rows`` output that every pair writes (it also serves the copies: they write as many
     bytes). One output, because that is what the peers get: they allocate theirs, and their memory
     pools hand them the same block on every call, which at L2-resident sizes is still in L2. Timed
     with an output of their own per pair, memcpy, the copies and ``vec_tuned`` ran 4-25 % slower at
     the L2-resident points where torch.compile led, and no slower at 8192x8192 float32
-    (scripts/experiments/results/l2_output_reuse_run1.log)."""
+    (scripts/experiments/results/l2_output_reuse_run1.log). ``shared_output`` False gives each pair
+    its own output (the rule before commit 2e8a4ca, kept by the experiments recorded with it)."""
     size = {"rows": rows, "cols": cols}
     out = cupy.empty((cols, rows), dtype=dtype)
-    return [(case.make_input(cupy, size, dtype, seed=i + 1), out) for i in range(buffers)]
+    return [(case.make_input(cupy, size, dtype, seed=i + 1), out if shared_output else cupy.empty_like(out))
+            for i in range(buffers)]
 
 
 def bench_at(case: Case, size: dict[str, int], dtype: str, repeats: int, stages: list[Stage],
