@@ -1001,12 +1001,119 @@ __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __r
     }
 }
 
+// The 2-byte interior tiles through ldmatrix (REALIGNED_LDSM; experiment, off by default). The
+// gather above costs a 2-byte element a shared load (eight per output chunk, MIO-throttled at odd
+// shapes). Here each staged row is realigned in registers on the way in (16-byte loads, word
+// selects) and its 64-column groups are stored transposed in 8 x 8 blocks: slot jr of a group
+// holds columns jr + 8a (a = 0..7), output rows whose first owned sector starts at the same
+// element mod 8. One ldmatrix.x4.trans then hands each lane a whole output chunk, aligned, and
+// edge tiles take the element gather above.
+#ifndef REALIGNED_LDSM
+#define REALIGNED_LDSM 0
+#endif
+
+__host__ __device__ constexpr unsigned ldsm_swizzle(unsigned ri)
+{
+    // Distinct over any 8 aligned consecutive rows (a staging store's quarter warp) and over rows
+    // x + 8t + e, t < 4, e < 2 (one ldmatrix matrix), so neither conflicts.
+    return (ri + 2 * (ri >> 3)) & 7;
+}
+
+template <typename T, int TRC, int TCC, int NT>
+__device__ __forceinline__ void ldsm_stage(const T* __restrict__ in, int cols, unsigned r0, unsigned c0, unsigned sbase)
+{
+    constexpr unsigned RIN = TRC * 8 + 15, RIN8 = RIN + 1, G = TCC / 8;
+    for (unsigned item = threadIdx.x; item < RIN8 * G; item += NT) {
+        const unsigned ri = item % RIN8, g = item / RIN8;
+        if (ri >= RIN) continue;
+        const long long f0 = (long long)(r0 + ri) * cols + c0 + 64 * g;
+        const unsigned m = (unsigned)f0 & 7, s = m >> 1, p = m & 1;
+        const uint4* src = reinterpret_cast<const uint4*>(in + (f0 - m));
+        unsigned w[36];
+#pragma unroll
+        for (unsigned k = 0; k < 9; ++k) {
+            const uint4 x = k < 8 || m ? __ldg(src + k) : make_uint4(0, 0, 0, 0);
+            w[4 * k] = x.x, w[4 * k + 1] = x.y, w[4 * k + 2] = x.z, w[4 * k + 3] = x.w;
+        }
+#pragma unroll
+        for (unsigned i = 0; i < 35; ++i) w[i] = (s & 1) ? w[i + 1] : w[i];
+#pragma unroll
+        for (unsigned i = 0; i < 33; ++i) w[i] = (s & 2) ? w[i + 2] : w[i];
+        // w[i] is now word i + s of the window: element jr + 16q + 8h of the group is half-word
+        // jr + p + 16q + 8h of it.
+        const unsigned sel_even = p ? 0x7632u : 0x5410u, sel_odd = p ? 0x5410u : 0x7632u;
+        const unsigned row = sbase + (ri * TCC + 8 * g) * 16, sw = ldsm_swizzle(ri);
+#pragma unroll
+        for (unsigned jr = 0; jr < 8; ++jr) {
+            unsigned o[4];
+#pragma unroll
+            for (unsigned q = 0; q < 4; ++q) {
+                const unsigned i = jr / 2 + 8 * q;
+                const unsigned x = jr % 2 == 0 ? w[i] : p ? w[i + 1] : w[i];
+                const unsigned y = jr % 2 == 0 ? w[i + 4] : p ? w[i + 5] : w[i + 4];
+                o[q] = __byte_perm(x, y, jr % 2 == 0 ? sel_even : sel_odd);
+            }
+            asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(row + (jr ^ sw) * 16), "r"(o[0]), "r"(o[1]),
+                         "r"(o[2]), "r"(o[3]));
+        }
+    }
+}
+
+template <typename T, int TRC, int TCC, int NT>
+__device__ __forceinline__ void ldsm_drain(T* __restrict__ out, int rows, unsigned r0, unsigned c0, unsigned sbase)
+{
+    // Unit (slot, u): a warp's ldmatrix.x4.trans of staged rows delta + 32 u + 0..31 at one slot;
+    // lane 4a + s gets output row c0 + 64 g + jr + 8a, input rows delta + 8 (4u + s) + 0..7.
+    constexpr unsigned RIN = TRC * 8 + 15, G = TCC / 8, NU = (TRC + 4) / 4;
+    const unsigned lane = threadIdx.x % 32, a = lane / 4, sl = lane % 4, k = lane / 8, i = lane % 8;
+    const unsigned rm = (unsigned)rows % 16;
+#pragma unroll 1
+    for (unsigned unit = threadIdx.x / 32; unit < 8 * G * NU; unit += NT / 32) {
+        const unsigned slot = unit / NU, u = unit % NU, g = slot / 8, jr = slot % 8;
+        const unsigned c = c0 + 64 * g + jr + 8 * a;
+        const unsigned d = (16 - ((c % 16) * rm) % 16) % 16, delta = d % 8, e = d / 8;
+        const unsigned srow = min(delta + 32 * u + 8 * (i / 2) + 2 * k + i % 2, RIN - 1);
+        const unsigned addr = sbase + (srow * TCC + 8 * g + (jr ^ ldsm_swizzle(srow))) * 16;
+        uint4 o;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(o.x), "=r"(o.y), "=r"(o.z), "=r"(o.w)
+                     : "r"(addr));
+        const unsigned j = 4 * u + sl;
+        if (j >= e && j < e + TRC) st_global16(out + (long long)c * rows + r0 + delta + 8 * j, o);
+    }
+}
+
+template <typename T, int TRC, int TCC, int NT, bool ODD>
+__device__ __forceinline__ void ldsm_tiles(const T* __restrict__ in, T* __restrict__ out, int rows, int cols, uint4* smem)
+{
+    constexpr unsigned V = 8, RIN = TRC * V + 15;
+    const unsigned urows = rows, ucols = cols;
+    const unsigned tiles_r = (urows + TRC * V - 1) / (TRC * V);
+    const unsigned ntiles = tiles_r * ((ucols + TCC * V - 1) / (TCC * V));
+    const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    for (unsigned t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        const unsigned r0 = (t % tiles_r) * TRC * V, c0 = (t / tiles_r) * TCC * V;
+        if (r0 + RIN <= urows && c0 + TCC * V + 8 <= ucols) {
+            ldsm_stage<T, TRC, TCC, NT>(in, cols, r0, c0, sbase);
+            __syncthreads();
+            ldsm_drain<T, TRC, TCC, NT>(out, rows, r0, c0, sbase);
+        } else {
+            realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, r0, c0, sbase);
+            asm volatile("cp.async.wait_all;\n" ::: "memory");
+            __syncthreads();
+            realigned_drain<T, TRC, TCC, NT, ODD>(in, out, rows, cols, r0, c0, smem);
+        }
+        __syncthreads();
+    }
+}
+
 template <typename T, int TRC, int TCC, int NT, int TPB>
 __host__ __device__ constexpr int realigned_min_blocks()
 {
     // One stage: 1536 / NT (see below). Two: as many as their shared memory lets reside (228 KB an
     // SM, 1 KB of it reserved per block), so the registers are not cut for blocks that cannot run.
     constexpr int by_smem = 233472 / (2 * 16 * realigned_slots<16 / sizeof(T), TRC, TCC>() + 1024);
+    if (sizeof(T) == 2 && REALIGNED_LDSM) return 1024 / NT;  // ldsm_stage's 36-word window
     return TPB == 1 || by_smem >= 1536 / NT ? 1536 / NT : by_smem > 0 ? by_smem : 1;
 }
 
@@ -1032,6 +1139,11 @@ __global__ void __launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB
     }
     const unsigned urows = rows, ucols = cols;
     const bool odd = realigned_odd_path<T, TCC>() && (urows & ucols & 1);
+    if (sizeof(T) == 2 && REALIGNED_LDSM) {
+        if (odd) ldsm_tiles<T, TRC, TCC, NT, true>(in, out, rows, cols, smem);
+        else ldsm_tiles<T, TRC, TCC, NT, false>(in, out, rows, cols, smem);
+        return;
+    }
     if (odd) realigned_tiles<T, TRC, TCC, NT, TPB, true>(in, out, rows, cols, smem);
     else realigned_tiles<T, TRC, TCC, NT, TPB, false>(in, out, rows, cols, smem);
 }
