@@ -35,6 +35,9 @@ def main() -> None:
         bad = [x.name for x in got if x.note.startswith("WRONG")]
         wrong |= set(bad)
         print(f"check {r}x{c} float16 ldsm: {'WRONG ' + ','.join(bad) if bad else 'all exact'}", flush=True)
+    if wrong:
+        print("wrong:", sorted(wrong), "(nothing timed)", flush=True)
+        return
     for r, c in TIMED:
         for opts, suffix in ((ON, " ldsm"), ((), "")):
             got = bench.bench_size(case, r, c, "float16", repeats=20, with_peers=False, stages=plan,
