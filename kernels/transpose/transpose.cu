@@ -800,9 +800,25 @@ __device__ __forceinline__ uint4 rotate_elems_right(uint4 x, unsigned g)
     return make_uint4(w0, w1, w2, w3);
 }
 
+// Experiment knobs: REALIGNED_CA = 1 copies through L1 (cp.async.ca), so that a sector two tiles
+// of one block share is read from L2 once; REALIGNED_ORDER = 1 gives a block TPB consecutive tiles
+// down a tile column (the halo rows are the next tile's first rows), 2 along a tile row (the extra
+// sector of each row segment is the next tile's first), 0 every gridDim-th tile.
+#ifndef REALIGNED_CA
+#define REALIGNED_CA 0
+#endif
+#ifndef REALIGNED_ORDER
+#define REALIGNED_ORDER 0
+#endif
+#if REALIGNED_CA
+#define REALIGNED_CP "cp.async.ca.shared.global"
+#else
+#define REALIGNED_CP "cp.async.cg.shared.global"
+#endif
+
 __device__ __forceinline__ void cp_async16_full(unsigned smem_addr, const void* gmem)
 {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr), "l"(gmem));
+    asm volatile(REALIGNED_CP " [%0], [%1], 16;\n" ::"r"(smem_addr), "l"(gmem));
 }
 
 __device__ __forceinline__ void cp_async16_clamped(unsigned smem_addr, const void* in, long long a_bytes, long long n_bytes)
@@ -810,7 +826,7 @@ __device__ __forceinline__ void cp_async16_clamped(unsigned smem_addr, const voi
     // The chunk at byte a_bytes of an n_bytes array, zero-filled past its end (the matrix's last row).
     const long long left = n_bytes - a_bytes;
     const int bytes = left >= 16 ? 16 : left > 0 ? (int)left : 0;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr),
+    asm volatile(REALIGNED_CP " [%0], [%1], 16, %2;\n" ::"r"(smem_addr),
                  "l"(static_cast<const char*>(in) + (bytes ? a_bytes : 0)), "r"(bytes));
 }
 
@@ -979,15 +995,19 @@ __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __r
     const unsigned tiles_r = (urows + TRC * V - 1) / (TRC * V);
     const unsigned ntiles = tiles_r * ((ucols + TCC * V - 1) / (TCC * V));
     const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-    unsigned t = blockIdx.x;
+    const unsigned tiles_c = (ucols + TCC * V - 1) / (TCC * V);
+    unsigned t = REALIGNED_ORDER ? blockIdx.x * TPB : blockIdx.x;
+    const unsigned tend = REALIGNED_ORDER ? min(t + TPB, ntiles) : ntiles;
     auto origin = [&](unsigned tile, unsigned& r0, unsigned& c0) {
-        r0 = (tile % tiles_r) * TRC * V, c0 = (tile / tiles_r) * TCC * V;
+        if (REALIGNED_ORDER == 2) r0 = (tile / tiles_c) * TRC * V, c0 = (tile % tiles_c) * TCC * V;
+        else r0 = (tile % tiles_r) * TRC * V, c0 = (tile / tiles_r) * TCC * V;
     };
     unsigned r0, c0;
     origin(t, r0, c0);
     realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, r0, c0, sbase);
     for (unsigned i = 0;; ++i) {
-        const unsigned tn = t + gridDim.x, cur = TPB > 1 ? (i & 1) * SLOTS : 0;
+        const unsigned tn = REALIGNED_ORDER ? (t + 1 < tend ? t + 1 : ntiles) : t + gridDim.x;
+        const unsigned cur = TPB > 1 ? (i & 1) * SLOTS : 0;
         unsigned rn, cn;
         origin(tn, rn, cn);
         if (TPB > 1 && tn < ntiles) realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, rn, cn, sbase + (SLOTS - cur) * 16);
