@@ -1021,10 +1021,11 @@ __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __r
     }
 }
 
-// The 2-byte interior tiles through ldmatrix (REALIGNED_LDSM; experiment, off by default). The
-// gather above costs a 2-byte element a shared load (eight per output chunk, MIO-throttled at odd
-// shapes). Here each staged row is realigned in registers on the way in (16-byte loads, word
-// selects) and its 64-column groups are stored transposed in 8 x 8 blocks: slot jr of a group
+// The 2-byte interior tiles through ldmatrix (REALIGNED_LDSM; experiment, off by default, for
+// launches with TPB > 1: it needs both stages' shared memory). The gather above costs a 2-byte
+// element a shared load (eight per output chunk, MIO-throttled at odd shapes). Here each staged row
+// is copied as it is (cp.async), realigned in registers (16-byte shared loads, word selects) and
+// its 64-column groups stored again transposed in 8 x 8 blocks: slot jr of a group
 // holds columns jr + 8a (a = 0..7), output rows whose first owned sector starts at the same
 // element mod 8. One ldmatrix.x4.trans then hands each lane a whole output chunk, aligned, and
 // edge tiles take the element gather above.
@@ -1039,20 +1040,47 @@ __host__ __device__ constexpr unsigned ldsm_swizzle(unsigned ri)
     return (ri + 2 * (ri >> 3)) & 7;
 }
 
-template <typename T, int TRC, int TCC, int NT>
-__device__ __forceinline__ void ldsm_stage(const T* __restrict__ in, int cols, unsigned r0, unsigned c0, unsigned sbase)
+template <int TRC, int TCC>
+__host__ __device__ constexpr unsigned ldsm_raw_slots()
 {
-    constexpr unsigned RIN = TRC * 8 + 15, RIN8 = RIN + 1, G = TCC / 8;
+    // 16-byte slots of the raw copy: every staged row's 8 TCC / 8 + 1 chunks (the last one past a
+    // shifted segment), an odd pitch, so 8 consecutive rows' chunk k fall in 8 different banks.
+    return (TRC * 8 + 15) * (TCC + 1);
+}
+
+template <typename T, int TRC, int TCC, int NT>
+__device__ __forceinline__ void ldsm_raw_load(const T* __restrict__ in, int cols, unsigned r0, unsigned c0, unsigned rbase)
+{
+    // Phase 1, issued and not waited for: staged row ri's chunks from the one at or before element
+    // (r0 + ri, c0), as they are (cp.async, consecutive threads on consecutive chunks of a row).
+    constexpr unsigned RIN = TRC * 8 + 15, P = TCC + 1;
+    for (unsigned idx = threadIdx.x; idx < RIN * P; idx += NT) {
+        const unsigned ri = idx / P, j = idx % P;
+        const long long f0 = (long long)(r0 + ri) * cols + c0;
+        const unsigned m = (unsigned)f0 & 7;
+        if (j < TCC || m) cp_async16_full(rbase + idx * 16, in + (f0 - m) + 8 * j);
+    }
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <typename T, int TRC, int TCC, int NT>
+__device__ __forceinline__ void ldsm_realign(int cols, unsigned r0, unsigned c0, unsigned rbase, unsigned sbase)
+{
+    // Phase 2: item (row ri, 64-column group g) reads its 9-chunk window of the raw copy, realigns it
+    // by word selects (m = the row's shift) and stores slot jr of the group as columns jr + 8a.
+    constexpr unsigned RIN = TRC * 8 + 15, RIN8 = RIN + 1, G = TCC / 8, P = TCC + 1;
     for (unsigned item = threadIdx.x; item < RIN8 * G; item += NT) {
         const unsigned ri = item % RIN8, g = item / RIN8;
         if (ri >= RIN) continue;
-        const long long f0 = (long long)(r0 + ri) * cols + c0 + 64 * g;
+        const long long f0 = (long long)(r0 + ri) * cols + c0;
         const unsigned m = (unsigned)f0 & 7, s = m >> 1, p = m & 1;
-        const uint4* src = reinterpret_cast<const uint4*>(in + (f0 - m));
         unsigned w[36];
 #pragma unroll
         for (unsigned k = 0; k < 9; ++k) {
-            const uint4 x = k < 8 || m ? __ldg(src + k) : make_uint4(0, 0, 0, 0);
+            uint4 x;
+            asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                         : "=r"(x.x), "=r"(x.y), "=r"(x.z), "=r"(x.w)
+                         : "r"(rbase + (ri * P + 8 * g + k) * 16));
             w[4 * k] = x.x, w[4 * k + 1] = x.y, w[4 * k + 2] = x.z, w[4 * k + 3] = x.w;
         }
 #pragma unroll
@@ -1106,24 +1134,43 @@ __device__ __forceinline__ void ldsm_drain(T* __restrict__ out, int rows, unsign
 template <typename T, int TRC, int TCC, int NT, bool ODD>
 __device__ __forceinline__ void ldsm_tiles(const T* __restrict__ in, T* __restrict__ out, int rows, int cols, uint4* smem)
 {
+    // A block's interior tiles first, two-stage: the next tile's raw copy is in flight while this
+    // one's realigned stage is read by ldmatrix and stored; then its edge tiles by the gather above.
+    // Shared memory: the raw copy, then the realigned stage (within a double-buffered launch's).
     constexpr unsigned V = 8, RIN = TRC * V + 15;
     const unsigned urows = rows, ucols = cols;
     const unsigned tiles_r = (urows + TRC * V - 1) / (TRC * V);
     const unsigned ntiles = tiles_r * ((ucols + TCC * V - 1) / (TCC * V));
-    const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-    for (unsigned t = blockIdx.x; t < ntiles; t += gridDim.x) {
+    const unsigned rbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    const unsigned sbase = rbase + ldsm_raw_slots<TRC, TCC>() * 16;
+    auto interior = [&](unsigned t) {
+        return (t % tiles_r) * TRC * V + RIN <= urows && (t / tiles_r) * TCC * V + TCC * V + 8 <= ucols;
+    };
+    auto next_interior = [&](unsigned t) {
+        while (t < ntiles && !interior(t)) t += gridDim.x;
+        return t;
+    };
+    unsigned t = next_interior(blockIdx.x);
+    if (t < ntiles) ldsm_raw_load<T, TRC, TCC, NT>(in, cols, (t % tiles_r) * TRC * V, (t / tiles_r) * TCC * V, rbase);
+    while (t < ntiles) {
         const unsigned r0 = (t % tiles_r) * TRC * V, c0 = (t / tiles_r) * TCC * V;
-        if (r0 + RIN <= urows && c0 + TCC * V + 8 <= ucols) {
-            ldsm_stage<T, TRC, TCC, NT>(in, cols, r0, c0, sbase);
-            __syncthreads();
-            ldsm_drain<T, TRC, TCC, NT>(out, rows, r0, c0, sbase);
-        } else {
-            realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, r0, c0, sbase);
-            asm volatile("cp.async.wait_all;\n" ::: "memory");
-            __syncthreads();
-            realigned_drain<T, TRC, TCC, NT, ODD>(in, out, rows, cols, r0, c0, smem);
-        }
+        asm volatile("cp.async.wait_all;\n" ::: "memory");
         __syncthreads();
+        ldsm_realign<T, TRC, TCC, NT>(cols, r0, c0, rbase, sbase);
+        __syncthreads();
+        const unsigned tn = next_interior(t + gridDim.x);
+        if (tn < ntiles) ldsm_raw_load<T, TRC, TCC, NT>(in, cols, (tn % tiles_r) * TRC * V, (tn / tiles_r) * TCC * V, rbase);
+        ldsm_drain<T, TRC, TCC, NT>(out, rows, r0, c0, sbase);
+        t = tn;
+    }
+    for (t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        if (interior(t)) continue;
+        const unsigned r0 = (t % tiles_r) * TRC * V, c0 = (t / tiles_r) * TCC * V;
+        __syncthreads();
+        realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, r0, c0, rbase);
+        asm volatile("cp.async.wait_all;\n" ::: "memory");
+        __syncthreads();
+        realigned_drain<T, TRC, TCC, NT, ODD>(in, out, rows, cols, r0, c0, smem);
     }
 }
 
@@ -1133,7 +1180,7 @@ __host__ __device__ constexpr int realigned_min_blocks()
     // One stage: 1536 / NT (see below). Two: as many as their shared memory lets reside (228 KB an
     // SM, 1 KB of it reserved per block), so the registers are not cut for blocks that cannot run.
     constexpr int by_smem = 233472 / (2 * 16 * realigned_slots<16 / sizeof(T), TRC, TCC>() + 1024);
-    if (sizeof(T) == 2 && REALIGNED_LDSM) return 1024 / NT;  // ldsm_stage's 36-word window
+    if (sizeof(T) == 2 && REALIGNED_LDSM && TPB > 1) return 1024 / NT;  // ldsm_realign: a 36-word window
     return TPB == 1 || by_smem >= 1536 / NT ? 1536 / NT : by_smem > 0 ? by_smem : 1;
 }
 
@@ -1159,7 +1206,7 @@ __global__ void __launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB
     }
     const unsigned urows = rows, ucols = cols;
     const bool odd = realigned_odd_path<T, TCC>() && (urows & ucols & 1);
-    if (sizeof(T) == 2 && REALIGNED_LDSM) {
+    if (sizeof(T) == 2 && REALIGNED_LDSM && TPB > 1) {
         if (odd) ldsm_tiles<T, TRC, TCC, NT, true>(in, out, rows, cols, smem);
         else ldsm_tiles<T, TRC, TCC, NT, false>(in, out, rows, cols, smem);
         return;

@@ -1,6 +1,6 @@
-"""vec_realigned's 2-byte interior tiles through ldmatrix (-DREALIGNED_LDSM=1: rows realigned in
-registers on the way into shared memory, 8 x 8 blocks transposed by ldmatrix.x4.trans on the way
-out) against the element gather (GPU).
+"""vec_realigned's 2-byte interior tiles through ldmatrix (-DREALIGNED_LDSM=1, launches of two or
+more tiles per block: rows copied as they are, realigned in registers into a second stage of 8 x 8
+blocks, transposed by ldmatrix.x4.trans on the way out) against the element gather (GPU).
 
 Usage: python3 scripts/experiments/realigned_ldsm.py OUT.json [TRC,TCC,NT[,TPB]:...]
 Every configuration is checked bit for bit (bench_size's check) at the small, edge and odd shapes
@@ -18,7 +18,8 @@ from realigned_wide import CHECK, TIMED
 from profiler_report.cases import get_case
 from profiler_report.cases.transpose import bench
 
-CONFIGS = ((16, 8, 256), (16, 16, 512), (32, 8, 256), (32, 16, 512), (16, 16, 256), (16, 8, 256, 2))
+CONFIGS = ((16, 8, 256), (16, 8, 256, 2), (16, 8, 256, 4), (16, 16, 512, 2), (16, 16, 256, 2), (32, 8, 256, 2),
+           (32, 16, 512, 2))
 ON = ("-DREALIGNED_LDSM=1",)
 
 
