@@ -800,25 +800,9 @@ __device__ __forceinline__ uint4 rotate_elems_right(uint4 x, unsigned g)
     return make_uint4(w0, w1, w2, w3);
 }
 
-// Experiment knobs: REALIGNED_CA = 1 copies through L1 (cp.async.ca), so that a sector two tiles
-// of one block share is read from L2 once; REALIGNED_ORDER = 1 gives a block TPB consecutive tiles
-// down a tile column (the halo rows are the next tile's first rows), 2 along a tile row (the extra
-// sector of each row segment is the next tile's first), 0 every gridDim-th tile.
-#ifndef REALIGNED_CA
-#define REALIGNED_CA 0
-#endif
-#ifndef REALIGNED_ORDER
-#define REALIGNED_ORDER 0
-#endif
-#if REALIGNED_CA
-#define REALIGNED_CP "cp.async.ca.shared.global"
-#else
-#define REALIGNED_CP "cp.async.cg.shared.global"
-#endif
-
 __device__ __forceinline__ void cp_async16_full(unsigned smem_addr, const void* gmem)
 {
-    asm volatile(REALIGNED_CP " [%0], [%1], 16;\n" ::"r"(smem_addr), "l"(gmem));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr), "l"(gmem));
 }
 
 __device__ __forceinline__ void cp_async16_clamped(unsigned smem_addr, const void* in, long long a_bytes, long long n_bytes)
@@ -826,7 +810,7 @@ __device__ __forceinline__ void cp_async16_clamped(unsigned smem_addr, const voi
     // The chunk at byte a_bytes of an n_bytes array, zero-filled past its end (the matrix's last row).
     const long long left = n_bytes - a_bytes;
     const int bytes = left >= 16 ? 16 : left > 0 ? (int)left : 0;
-    asm volatile(REALIGNED_CP " [%0], [%1], 16, %2;\n" ::"r"(smem_addr),
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr),
                  "l"(static_cast<const char*>(in) + (bytes ? a_bytes : 0)), "r"(bytes));
 }
 
@@ -995,19 +979,15 @@ __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __r
     const unsigned tiles_r = (urows + TRC * V - 1) / (TRC * V);
     const unsigned ntiles = tiles_r * ((ucols + TCC * V - 1) / (TCC * V));
     const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-    const unsigned tiles_c = (ucols + TCC * V - 1) / (TCC * V);
-    unsigned t = REALIGNED_ORDER ? blockIdx.x * TPB : blockIdx.x;
-    const unsigned tend = REALIGNED_ORDER ? min(t + TPB, ntiles) : ntiles;
+    unsigned t = blockIdx.x;
     auto origin = [&](unsigned tile, unsigned& r0, unsigned& c0) {
-        if (REALIGNED_ORDER == 2) r0 = (tile / tiles_c) * TRC * V, c0 = (tile % tiles_c) * TCC * V;
-        else r0 = (tile % tiles_r) * TRC * V, c0 = (tile / tiles_r) * TCC * V;
+        r0 = (tile % tiles_r) * TRC * V, c0 = (tile / tiles_r) * TCC * V;
     };
     unsigned r0, c0;
     origin(t, r0, c0);
     realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, r0, c0, sbase);
     for (unsigned i = 0;; ++i) {
-        const unsigned tn = REALIGNED_ORDER ? (t + 1 < tend ? t + 1 : ntiles) : t + gridDim.x;
-        const unsigned cur = TPB > 1 ? (i & 1) * SLOTS : 0;
+        const unsigned tn = t + gridDim.x, cur = TPB > 1 ? (i & 1) * SLOTS : 0;
         unsigned rn, cn;
         origin(tn, rn, cn);
         if (TPB > 1 && tn < ntiles) realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, rn, cn, sbase + (SLOTS - cur) * 16);
@@ -1021,166 +1001,12 @@ __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __r
     }
 }
 
-// The 2-byte interior tiles through ldmatrix (REALIGNED_LDSM; experiment, off by default, for
-// launches with TPB > 1: it needs both stages' shared memory). The gather above costs a 2-byte
-// element a shared load (eight per output chunk, MIO-throttled at odd shapes). Here each staged row
-// is copied as it is (cp.async), realigned in registers (16-byte shared loads, word selects) and
-// its 64-column groups stored again transposed in 8 x 8 blocks: slot jr of a group
-// holds columns jr + 8a (a = 0..7), output rows whose first owned sector starts at the same
-// element mod 8. One ldmatrix.x4.trans then hands each lane a whole output chunk, aligned, and
-// edge tiles take the element gather above.
-#ifndef REALIGNED_LDSM
-#define REALIGNED_LDSM 0
-#endif
-
-__host__ __device__ constexpr unsigned ldsm_swizzle(unsigned ri)
-{
-    // Distinct over any 8 aligned consecutive rows (a staging store's quarter warp) and over rows
-    // x + 8t + e, t < 4, e < 2 (one ldmatrix matrix), so neither conflicts.
-    return (ri + 2 * (ri >> 3)) & 7;
-}
-
-template <int TRC, int TCC>
-__host__ __device__ constexpr unsigned ldsm_raw_slots()
-{
-    // 16-byte slots of the raw copy: every staged row's 8 TCC / 8 + 1 chunks (the last one past a
-    // shifted segment), an odd pitch, so 8 consecutive rows' chunk k fall in 8 different banks.
-    return (TRC * 8 + 15) * (TCC + 1);
-}
-
-template <typename T, int TRC, int TCC, int NT>
-__device__ __forceinline__ void ldsm_raw_load(const T* __restrict__ in, int cols, unsigned r0, unsigned c0, unsigned rbase)
-{
-    // Phase 1, issued and not waited for: staged row ri's chunks from the one at or before element
-    // (r0 + ri, c0), as they are (cp.async, consecutive threads on consecutive chunks of a row).
-    constexpr unsigned RIN = TRC * 8 + 15, P = TCC + 1;
-    for (unsigned idx = threadIdx.x; idx < RIN * P; idx += NT) {
-        const unsigned ri = idx / P, j = idx % P;
-        const long long f0 = (long long)(r0 + ri) * cols + c0;
-        const unsigned m = (unsigned)f0 & 7;
-        if (j < TCC || m) cp_async16_full(rbase + idx * 16, in + (f0 - m) + 8 * j);
-    }
-    asm volatile("cp.async.commit_group;\n" ::);
-}
-
-template <typename T, int TRC, int TCC, int NT>
-__device__ __forceinline__ void ldsm_realign(int cols, unsigned r0, unsigned c0, unsigned rbase, unsigned sbase)
-{
-    // Phase 2: item (row ri, 64-column group g) reads its 9-chunk window of the raw copy, realigns it
-    // by word selects (m = the row's shift) and stores slot jr of the group as columns jr + 8a.
-    constexpr unsigned RIN = TRC * 8 + 15, RIN8 = RIN + 1, G = TCC / 8, P = TCC + 1;
-    for (unsigned item = threadIdx.x; item < RIN8 * G; item += NT) {
-        const unsigned ri = item % RIN8, g = item / RIN8;
-        if (ri >= RIN) continue;
-        const long long f0 = (long long)(r0 + ri) * cols + c0;
-        const unsigned m = (unsigned)f0 & 7, s = m >> 1, p = m & 1;
-        unsigned w[36];
-#pragma unroll
-        for (unsigned k = 0; k < 9; ++k) {
-            uint4 x;
-            asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                         : "=r"(x.x), "=r"(x.y), "=r"(x.z), "=r"(x.w)
-                         : "r"(rbase + (ri * P + 8 * g + k) * 16));
-            w[4 * k] = x.x, w[4 * k + 1] = x.y, w[4 * k + 2] = x.z, w[4 * k + 3] = x.w;
-        }
-#pragma unroll
-        for (unsigned i = 0; i < 35; ++i) w[i] = (s & 1) ? w[i + 1] : w[i];
-#pragma unroll
-        for (unsigned i = 0; i < 33; ++i) w[i] = (s & 2) ? w[i + 2] : w[i];
-        // w[i] is now word i + s of the window: element jr + 16q + 8h of the group is half-word
-        // jr + p + 16q + 8h of it.
-        const unsigned sel_even = p ? 0x7632u : 0x5410u, sel_odd = p ? 0x5410u : 0x7632u;
-        const unsigned row = sbase + (ri * TCC + 8 * g) * 16, sw = ldsm_swizzle(ri);
-#pragma unroll
-        for (unsigned jr = 0; jr < 8; ++jr) {
-            unsigned o[4];
-#pragma unroll
-            for (unsigned q = 0; q < 4; ++q) {
-                const unsigned i = jr / 2 + 8 * q;
-                const unsigned x = jr % 2 == 0 ? w[i] : p ? w[i + 1] : w[i];
-                const unsigned y = jr % 2 == 0 ? w[i + 4] : p ? w[i + 5] : w[i + 4];
-                o[q] = __byte_perm(x, y, jr % 2 == 0 ? sel_even : sel_odd);
-            }
-            asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(row + (jr ^ sw) * 16), "r"(o[0]), "r"(o[1]),
-                         "r"(o[2]), "r"(o[3]));
-        }
-    }
-}
-
-template <typename T, int TRC, int TCC, int NT>
-__device__ __forceinline__ void ldsm_drain(T* __restrict__ out, int rows, unsigned r0, unsigned c0, unsigned sbase)
-{
-    // Unit (slot, u): a warp's ldmatrix.x4.trans of staged rows delta + 32 u + 0..31 at one slot;
-    // lane 4a + s gets output row c0 + 64 g + jr + 8a, input rows delta + 8 (4u + s) + 0..7.
-    constexpr unsigned RIN = TRC * 8 + 15, G = TCC / 8, NU = (TRC + 4) / 4;
-    const unsigned lane = threadIdx.x % 32, a = lane / 4, sl = lane % 4, k = lane / 8, i = lane % 8;
-    const unsigned rm = (unsigned)rows % 16;
-#pragma unroll 1
-    for (unsigned unit = threadIdx.x / 32; unit < 8 * G * NU; unit += NT / 32) {
-        const unsigned slot = unit / NU, u = unit % NU, g = slot / 8, jr = slot % 8;
-        const unsigned c = c0 + 64 * g + jr + 8 * a;
-        const unsigned d = (16 - ((c % 16) * rm) % 16) % 16, delta = d % 8, e = d / 8;
-        const unsigned srow = min(delta + 32 * u + 8 * (i / 2) + 2 * k + i % 2, RIN - 1);
-        const unsigned addr = sbase + (srow * TCC + 8 * g + (jr ^ ldsm_swizzle(srow))) * 16;
-        uint4 o;
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(o.x), "=r"(o.y), "=r"(o.z), "=r"(o.w)
-                     : "r"(addr));
-        const unsigned j = 4 * u + sl;
-        if (j >= e && j < e + TRC) st_global16(out + (long long)c * rows + r0 + delta + 8 * j, o);
-    }
-}
-
-template <typename T, int TRC, int TCC, int NT, bool ODD>
-__device__ __forceinline__ void ldsm_tiles(const T* __restrict__ in, T* __restrict__ out, int rows, int cols, uint4* smem)
-{
-    // A block's interior tiles first, two-stage: the next tile's raw copy is in flight while this
-    // one's realigned stage is read by ldmatrix and stored; then its edge tiles by the gather above.
-    // Shared memory: the raw copy, then the realigned stage (within a double-buffered launch's).
-    constexpr unsigned V = 8, RIN = TRC * V + 15;
-    const unsigned urows = rows, ucols = cols;
-    const unsigned tiles_r = (urows + TRC * V - 1) / (TRC * V);
-    const unsigned ntiles = tiles_r * ((ucols + TCC * V - 1) / (TCC * V));
-    const unsigned rbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-    const unsigned sbase = rbase + ldsm_raw_slots<TRC, TCC>() * 16;
-    auto interior = [&](unsigned t) {
-        return (t % tiles_r) * TRC * V + RIN <= urows && (t / tiles_r) * TCC * V + TCC * V + 8 <= ucols;
-    };
-    auto next_interior = [&](unsigned t) {
-        while (t < ntiles && !interior(t)) t += gridDim.x;
-        return t;
-    };
-    unsigned t = next_interior(blockIdx.x);
-    if (t < ntiles) ldsm_raw_load<T, TRC, TCC, NT>(in, cols, (t % tiles_r) * TRC * V, (t / tiles_r) * TCC * V, rbase);
-    while (t < ntiles) {
-        const unsigned r0 = (t % tiles_r) * TRC * V, c0 = (t / tiles_r) * TCC * V;
-        asm volatile("cp.async.wait_all;\n" ::: "memory");
-        __syncthreads();
-        ldsm_realign<T, TRC, TCC, NT>(cols, r0, c0, rbase, sbase);
-        __syncthreads();
-        const unsigned tn = next_interior(t + gridDim.x);
-        if (tn < ntiles) ldsm_raw_load<T, TRC, TCC, NT>(in, cols, (tn % tiles_r) * TRC * V, (tn / tiles_r) * TCC * V, rbase);
-        ldsm_drain<T, TRC, TCC, NT>(out, rows, r0, c0, sbase);
-        t = tn;
-    }
-    for (t = blockIdx.x; t < ntiles; t += gridDim.x) {
-        if (interior(t)) continue;
-        const unsigned r0 = (t % tiles_r) * TRC * V, c0 = (t / tiles_r) * TCC * V;
-        __syncthreads();
-        realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, r0, c0, rbase);
-        asm volatile("cp.async.wait_all;\n" ::: "memory");
-        __syncthreads();
-        realigned_drain<T, TRC, TCC, NT, ODD>(in, out, rows, cols, r0, c0, smem);
-    }
-}
-
 template <typename T, int TRC, int TCC, int NT, int TPB>
 __host__ __device__ constexpr int realigned_min_blocks()
 {
     // One stage: 1536 / NT (see below). Two: as many as their shared memory lets reside (228 KB an
     // SM, 1 KB of it reserved per block), so the registers are not cut for blocks that cannot run.
     constexpr int by_smem = 233472 / (2 * 16 * realigned_slots<16 / sizeof(T), TRC, TCC>() + 1024);
-    if (sizeof(T) == 2 && REALIGNED_LDSM && TPB > 1) return 1024 / NT;  // ldsm_realign: a 36-word window
     return TPB == 1 || by_smem >= 1536 / NT ? 1536 / NT : by_smem > 0 ? by_smem : 1;
 }
 
@@ -1206,11 +1032,6 @@ __global__ void __launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB
     }
     const unsigned urows = rows, ucols = cols;
     const bool odd = realigned_odd_path<T, TCC>() && (urows & ucols & 1);
-    if (sizeof(T) == 2 && REALIGNED_LDSM && TPB > 1) {
-        if (odd) ldsm_tiles<T, TRC, TCC, NT, true>(in, out, rows, cols, smem);
-        else ldsm_tiles<T, TRC, TCC, NT, false>(in, out, rows, cols, smem);
-        return;
-    }
     if (odd) realigned_tiles<T, TRC, TCC, NT, TPB, true>(in, out, rows, cols, smem);
     else realigned_tiles<T, TRC, TCC, NT, TPB, false>(in, out, rows, cols, smem);
 }
