@@ -100,10 +100,11 @@ def shape_stages(case: Case, dtype: str) -> list[Stage]:
 #: columns, threads] and optionally tiles per block: 16 or 32 rows; 8 to 32 columns; threads = 32 or
 #: 16 x columns, as the kernel's static_assert wants): the fastest somewhere in
 #: scripts/experiments/results/README.md (16 rows for float16, 32 columns for float64, two
-#: double-buffered tiles per block for the largest float64 and float16 shapes). [32, 32, 1024] (one
-#: block per SM) was the slowest everywhere.
+#: double-buffered tiles per block for the largest float64 and float16 shapes; [16, 16, 256] and
+#: [16, 32, 512] for float32 at the odd shapes). [32, 32, 1024] (one block per SM) was the slowest
+#: everywhere.
 CONFIGS = ((16, 8, 256), (16, 16, 512), (32, 8, 256), (32, 16, 256), (32, 16, 512), (32, 32, 512),
-           (16, 8, 256, 2), (16, 16, 512, 2), (32, 16, 512, 2), (32, 32, 512, 2))
+           (16, 8, 256, 2), (16, 16, 512, 2), (32, 16, 512, 2), (32, 32, 512, 2), (16, 16, 256), (16, 32, 512))
 #: The launch kind whose configuration the sweep chooses per point.
 CONFIG_LAUNCH = "vec_realigned"
 
