@@ -1001,13 +1001,18 @@ __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __r
     }
 }
 
+// Experiment knob: threads per SM the launch bounds ask for.
+#ifndef REALIGNED_MIN_THREADS
+#define REALIGNED_MIN_THREADS 1536
+#endif
 template <typename T, int TRC, int TCC, int NT, int TPB>
 __host__ __device__ constexpr int realigned_min_blocks()
 {
     // One stage: 1536 / NT (see below). Two: as many as their shared memory lets reside (228 KB an
     // SM, 1 KB of it reserved per block), so the registers are not cut for blocks that cannot run.
     constexpr int by_smem = 233472 / (2 * 16 * realigned_slots<16 / sizeof(T), TRC, TCC>() + 1024);
-    return TPB == 1 || by_smem >= 1536 / NT ? 1536 / NT : by_smem > 0 ? by_smem : 1;
+    constexpr int MT = REALIGNED_MIN_THREADS;
+    return TPB == 1 || by_smem >= MT / NT ? MT / NT : by_smem > 0 ? by_smem : 1;
 }
 
 template <typename T, int TRC = 32, int TCC = 8, int NT = 256, int TPB = 1>
