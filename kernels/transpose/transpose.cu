@@ -829,9 +829,9 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
     constexpr unsigned RIN = TRC * V + A - 1;
     constexpr unsigned GROUP = 32 * TCC + 64, QSTEP = GROUP * 16;
     constexpr unsigned QN = TRC * V / 32;  // chunks per thread and output row: 32 elements apart
-    // 2-byte elements unroll at most 4 chunks, and 2 with the rotation or in tiles of 16 chunk rows:
-    // beyond that 40 registers spill (ncu at 8191x8193 float16 [16,8,256] unrolling 4 here: 0.53 M
-    // local store sectors, 11 % of the kernel's L2 writes; unrolling 2: none, and 0-0.8 % faster).
+    // 2-byte elements unroll at most 4 chunks, and 2 with the rotation or in tiles of 16 chunk rows
+    // (0-0.8 % faster than 4 at the odd float16 shapes; at 40 registers both spilled under NVRTC,
+    // hence their 48: realigned_min_blocks).
     constexpr unsigned UNROLL = V == 8 ? (ODD || TRC == 16 ? 2 : 4) : QN;
     union Chunk { uint4 u; T e[V]; };
     const unsigned urows = rows, ucols = cols;
@@ -1001,18 +1001,19 @@ __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __r
     }
 }
 
-// Experiment knob: threads per SM the launch bounds ask for.
-#ifndef REALIGNED_MIN_THREADS
-#define REALIGNED_MIN_THREADS 1536
-#endif
 template <typename T, int TRC, int TCC, int NT, int TPB>
 __host__ __device__ constexpr int realigned_min_blocks()
 {
-    // One stage: 1536 / NT (see below). Two: as many as their shared memory lets reside (228 KB an
-    // SM, 1 KB of it reserved per block), so the registers are not cut for blocks that cannot run.
+    // One stage: 1536 / NT (see below), 1280 / NT for 2-byte elements: at 40 registers their gather
+    // spilled under NVRTC at the odd shapes (ncu at 8191x8193 float16 [16,8,256]: 0.53 M local store
+    // sectors, 11 % of the kernel's L2 writes, where offline ptxas reported none), at 48 it does not,
+    // and 5 blocks of 256 threads ran 0.6-3.4 % of memcpy faster than 6 there (1.5 % slower at
+    // 8192x8192, where vec_tuned leads; scripts/experiments/results/realigned_regs_run1.log). Two
+    // stages: as many as their shared memory lets reside (228 KB an SM, 1 KB of it reserved per
+    // block), so the registers are not cut for blocks that cannot run.
+    constexpr int threads = sizeof(T) == 2 ? 1280 : 1536;
     constexpr int by_smem = 233472 / (2 * 16 * realigned_slots<16 / sizeof(T), TRC, TCC>() + 1024);
-    constexpr int MT = REALIGNED_MIN_THREADS;
-    return TPB == 1 || by_smem >= MT / NT ? MT / NT : by_smem > 0 ? by_smem : 1;
+    return TPB == 1 || by_smem >= threads / NT ? threads / NT : by_smem > 0 ? by_smem : 1;
 }
 
 template <typename T, int TRC = 32, int TCC = 8, int NT = 256, int TPB = 1>
