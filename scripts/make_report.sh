@@ -33,22 +33,21 @@ if [ -z "$missing" ]; then
   # shellcheck disable=SC2086
   exec "$PY" -m profiler_report run ${case_args[@]+"${case_args[@]}"} ${OUT:+--out "$OUT"} ${ARGS:-}
 fi
+echo "No live run here: missing${missing%,} (\`$PY -m profiler_report doctor\` says what to fix)."
 if [ -z "$CASE" ] || [ "$CASE" = transpose ]; then
   recorded=reports/h200 out=${OUT:-reports/h200-recorded}
 else
-  name=$(basename "${CASE%/}")
-  recorded=reports/h200-$name out=${OUT:-reports/h200-$name-recorded}
-fi
-echo "No live run here: missing${missing%,} (\`$PY -m profiler_report doctor\` says what to fix)."
-if [ -n "$CASE" ]; then  # an unknown case is that, not a missing recording: the tool's own one-line error
-  "$PY" -c "import sys
+  # The case's own name (stages.toml `name`, as a live run names its folder), not the folder's: an
+  # unknown case is that, not a missing recording, and gets the tool's own one-line error.
+  name=$("$PY" -c "import sys
 from profiler_report.cases import get_case
 from profiler_report.errors import ProfilerReportError
 try:
-    get_case(sys.argv[1])
+    print(get_case(sys.argv[1]).name)
 except ProfilerReportError as exc:
     print(exc.one_line(), file=sys.stderr)
-    sys.exit(exc.exit_code)" "$CASE"
+    sys.exit(exc.exit_code)" "$CASE")
+  recorded=reports/h200-$name out=${OUT:-reports/h200-$name-recorded}
 fi
 if [ ! -f "$recorded/profile.ncu-rep" ]; then
   echo "error: no recorded capture of case $CASE in $recorded/ to render instead (fix: run \`make report CASE=$CASE\` on a GPU machine)" >&2

@@ -264,7 +264,8 @@ def test_make_report_passes_the_case_and_says_when_nothing_is_recorded(folder):
                          cwd=ROOT, env=env, timeout=600)
     assert res.returncode == 8, res.stdout + res.stderr
     assert "No live run here" in res.stdout
-    assert f"no recorded capture of case {folder} in reports/h200-my-ladder/" in res.stderr
+    # The case's name (new-case made it my_ladder from the folder my-ladder), as a live run names its folder.
+    assert f"no recorded capture of case {folder} in reports/h200-my_ladder/" in res.stderr
     makefile = (ROOT / "Makefile").read_text()
     assert 'CASE="$(CASE)"' in makefile
     script = (ROOT / "scripts" / "make_report.sh").read_text()
