@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 from profiler_report.live.gpu import event_times_us, import_cupy, memcpy_fn
 
@@ -60,7 +61,7 @@ def main() -> None:
     for k in EVERY:
         ker = mod.get_function(f"copy_reread<{k}>")
 
-        def fn(src, d, ker=ker):
+        def fn(src: Any, d: Any, ker: Any = ker) -> None:
             ker((sms * 8,), (256,), (src, d, cupy.uint64(n)))
         fns[f"copy_reread<{k}>"] = fn
     for name, fn in fns.items():
