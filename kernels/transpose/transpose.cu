@@ -1043,6 +1043,159 @@ __global__ void __launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB
 }
 // end stage
 
+// stage: vec_streamed
+// vec_realigned's staging and gathers, streamed down a strip: a block takes a run of 32-row groups
+// of one strip of TCC chunk columns after another (the grid splits the strips' groups evenly, one
+// block for each one an SM can hold), staged through a ring of S groups of shared memory. While a
+// group's output chunks are gathered and stored, the next S - 2 groups are in flight. A strip's
+// output rows belong to its blocks alone, so there is no halo but one group where a block's run
+// ends inside a strip, and each row's extra sector is 1 / (TCC / 2) of its segment.
+template <typename T, int TCC, int NT, int S>
+__host__ __device__ constexpr int streamed_min_blocks()
+{
+    // 1536 / NT blocks per SM (40 registers, as vec_realigned's one-stage tiles), fewer if the
+    // ring's shared memory does not let them reside (228 KB an SM, 1 KB of it reserved per block).
+    constexpr int by_smem = 233472 / (S * 16 * (32 * TCC + 64) + 1024);
+    return by_smem >= 1536 / NT ? 1536 / NT : by_smem > 0 ? by_smem : 1;
+}
+
+template <typename T, int TCC, bool ODD>
+__device__ __forceinline__ void streamed_load(const T* __restrict__ in, int rows, int cols, unsigned r0, unsigned c0,
+                                              unsigned dst0)
+{
+    // Group r0 / 32 of the strip at c0 into the ring slot at dst0, as realigned_load's one pass:
+    // thread (ri, jr) copies chunk jr of row r0 + ri, 64 threads the rows' extra sectors. Chunks
+    // wholly past the row's end are not copied.
+    constexpr unsigned V = 16 / sizeof(T), A = 2 * V;
+    const unsigned urows = rows, ucols = cols;
+    const unsigned cm = ucols % A;
+    const bool wide = TCC * V + A <= ucols;
+    const long long nbytes = (long long)rows * cols * sizeof(T);
+    const unsigned jr = threadIdx.x % TCC, ri = threadIdx.x / TCC;
+    const unsigned m = ((ri % A) * cm) % A;
+    if (r0 + ri < urows && c0 + V * jr < ucols + m) {
+        const long long a = (long long)(r0 + ri) * cols + c0 - m + V * jr;
+        const unsigned dst = dst0 + (64 + ri * TCC + (jr ^ realigned_swizzle<V, ODD>(ri))) * 16;
+        if (wide && r0 + ri + 2 <= urows) cp_async16_full(dst, in + a);
+        else cp_async16_clamped(dst, in, a * sizeof(T), nbytes);
+    }
+    if (cm && threadIdx.x < 64) {
+        const unsigned rx = threadIdx.x / 2, half = threadIdx.x % 2;
+        const unsigned mx = ((rx % A) * cm) % A;
+        if (r0 + rx < urows && mx && c0 + V * (TCC + half) < ucols + mx) {
+            const long long a = (long long)(r0 + rx) * cols + c0 - mx + V * (TCC + half);
+            const unsigned d = dst0 + (2 * rx + half) * 16;
+            if (wide && r0 + rx + 2 <= urows) cp_async16_full(d, in + a);
+            else cp_async16_clamped(d, in, a * sizeof(T), nbytes);
+        }
+    }
+}
+
+template <typename T, int TCC, int NT, int S, bool ODD>
+__device__ __forceinline__ void streamed_steps(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
+                                               uint4* smem)
+{
+    // Step j of a block gathers and stores chunk q of its thread's output row from groups q and
+    // q + 1 of its strip (ring slots j % S and (j + 1) % S); the output row and its chunk offsets
+    // are realigned_rows' (r0 = 32 q, TRC = 1), recomputed when the run enters the next strip.
+    constexpr unsigned V = 16 / sizeof(T), ES = sizeof(T), A = 2 * V, W = TCC * V;
+    constexpr unsigned GROUP = 32 * TCC + 64, QSTEP = GROUP * 16, RING = S * QSTEP;
+    union Chunk { uint4 u; T e[V]; };
+    const unsigned urows = rows, ucols = cols;
+    const unsigned ng = (urows + 31) / 32, strips = (ucols + W - 1) / W;
+    const unsigned long long total = (unsigned long long)ng * strips;
+    const unsigned k0 = total * blockIdx.x / gridDim.x, k1 = total * (blockIdx.x + 1) / gridDim.x;
+    if (k0 >= k1) return;
+    const unsigned n = k1 - k0;
+    // The group after the run is loaded too where the run ends inside a strip (its halo).
+    const unsigned nloads = n + (k1 < total && k1 % ng != 0 ? 1 : 0);
+    const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    const char* const st = reinterpret_cast<const char*>(smem);
+    unsigned ls = k0 / ng, lg = k0 % ng;  // the next group to load: strip, group
+    auto load_next = [&](unsigned i, unsigned slot) {
+        if (i < nloads) streamed_load<T, TCC, ODD>(in, rows, cols, 32 * lg, ls * W, sbase + slot * QSTEP);
+        asm volatile("cp.async.commit_group;\n" ::);
+        if (++lg == ng) lg = 0, ++ls;
+    };
+#pragma unroll
+    for (unsigned i = 0; i + 1 < S; ++i) load_next(i, i);
+    const unsigned cm = ucols % A, rm = urows % A;
+    const unsigned g = threadIdx.x % 32 % V, jl = (threadIdx.x % 32) / V;
+    const unsigned orow = V * (threadIdx.x / 32) + g;
+    const unsigned rot = ODD ? g : 0;
+    const long long n_el = (long long)rows * cols;
+    unsigned gs = k0 / ng, gq = k0 % ng;  // the step's strip, group
+    unsigned cur = ~0u, gr = 0, d = 0, last = 0;
+    unsigned base[V];  // byte offset from the step's first slot of element (k + rot) mod V of its chunk
+    T* dst = out;
+    for (unsigned j0 = 0; j0 < n; j0 += S) {
+#pragma unroll
+        for (unsigned u = 0; u < S; ++u) {
+            const unsigned j = j0 + u;
+            if (j >= n) break;
+            asm volatile("cp.async.wait_group %0;\n" ::"n"(S - 3) : "memory");
+            __syncthreads();  // group j + 1 landed for every thread; slot (j - 1) % S is free
+            load_next(j + S - 1, (u + S - 1) % S);
+            if (gs != cur) {
+                cur = gs, gr = gs * W + orow;
+                d = (A - ((gr % A) * rm) % A) % A;
+                last = urows + (A - (((gr + 1) % A) * rm) % A) % A;
+#pragma unroll
+                for (unsigned k = 0; k < V; ++k) {
+                    const unsigned ri = d + V * jl + (k + rot) % V;
+                    const unsigned p = ((ri % A) * cm) % A + orow;
+                    const unsigned jr = p / V;
+                    const unsigned slot =
+                        jr < TCC ? 64 + (ri % 32) * TCC + (jr ^ realigned_swizzle<V, ODD>(ri)) : 2 * (ri % 32) + jr - TCC;
+                    base[k] = ((ri / 32) * GROUP + slot) * 16 + (p % V) * ES;
+                }
+                dst = out + (long long)gr * rows + d + V * jl;
+            }
+            if (gr < ucols) {
+                const unsigned c = d + V * jl + 32 * gq;
+                if (c + V <= urows) {
+                    Chunk o;
+#pragma unroll
+                    for (unsigned k = 0; k < V; ++k) {
+                        unsigned a = base[k] + u * QSTEP;
+                        if (u + 1 == S) a = min(a, a - RING);  // group q + 1 wraps to slot 0
+                        o.e[k] = *reinterpret_cast<const T*>(st + a);
+                    }
+                    st_global16(dst + 32 * gq, ODD ? rotate_elems_right<T>(o.u, rot) : o.u);
+                } else if (c < last) {
+                    // The strip's last chunk of this output row: its elements past the row's end
+                    // come from the next output row(s), read straight from the input.
+                    for (unsigned k = 0; k < V; ++k) {
+                        const long long f = (long long)gr * rows + c + k;
+                        if (f >= n_el) break;
+                        dst[32 * gq + k] = c + k < urows ? in[(long long)(c + k) * cols + gr] : in[(f % rows) * cols + f / rows];
+                    }
+                }
+            }
+            if (++gq == ng) gq = 0, ++gs;
+        }
+    }
+}
+
+template <typename T, int TCC = 16, int NT = 512, int S = 4>
+__global__ void __launch_bounds__(NT, (streamed_min_blocks<T, TCC, NT, S>())) transpose_vec_streamed(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    // Grid: as many blocks as the SMs hold at once (the launch computes it); each takes an equal
+    // run of the strips' 32-row groups.
+    static_assert(TCC % 8 == 0 && TCC <= 32 && NT == 32 * TCC && S >= 3, "strip shape");
+    extern __shared__ uint4 smem[];
+    if (((reinterpret_cast<size_t>(in) | reinterpret_cast<size_t>(out)) & 15) != 0) {
+        constexpr int V = 16 / sizeof(T);
+        const int ntiles = ((rows + 32 * V - 1) / (32 * V)) * ((cols + TCC * V - 1) / (TCC * V));
+        for (int t = blockIdx.x; t < ntiles; t += gridDim.x) transpose_elements<T, 32, TCC, NT>(in, out, rows, cols, t);
+        return;
+    }
+    const unsigned urows = rows, ucols = cols;
+    if (realigned_odd_path<T, TCC>() && (urows & ucols & 1)) streamed_steps<T, TCC, NT, S, true>(in, out, rows, cols, smem);
+    else streamed_steps<T, TCC, NT, S, false>(in, out, rows, cols, smem);
+}
+// end stage
+
 // stage: copy_wide
 // Ceiling references: a plain copy of the same matrix with W-byte accesses (W = sizeof(Word)),
 // U accesses per thread issued back to back, one pass (no grid-stride loop). At 4, 8 and 16
