@@ -1043,6 +1043,179 @@ __global__ void __launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB
 }
 // end stage
 
+// stage: vec_streamed
+// vec_realigned's staging and gathers, streamed down a strip: a block takes a run of 32-row groups
+// of one strip of TCC chunk columns after another (the grid splits the strips' groups evenly, one
+// block for each one an SM can hold), staged through a ring of S groups of shared memory. While a
+// group's output chunks are gathered and stored, the next S - 2 groups are in flight. A strip's
+// output rows belong to its blocks alone, so there is no halo but one group where a block's run
+// ends inside a strip, and each row's extra sector is 1 / (TCC / 2) of its segment.
+template <typename T, int TCC, int NT, int S>
+__host__ __device__ constexpr int streamed_min_blocks()
+{
+    // 1536 / NT blocks per SM (40 registers, as vec_realigned's one-stage tiles), fewer if the
+    // ring's shared memory does not let them reside (228 KB an SM, 1 KB of it reserved per block).
+    constexpr int by_smem = 233472 / (S * 16 * (32 * TCC + 64) + 1024);
+    return by_smem >= 1536 / NT ? 1536 / NT : by_smem > 0 ? by_smem : 1;
+}
+
+template <typename T, int TCC, int NT, int S, bool ODD>
+__device__ __forceinline__ void streamed_steps(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
+                                               uint4* smem)
+{
+    // Step j gathers and stores chunk q = g0 + j of its thread's output row from groups q and q + 1
+    // of the strip (ring slots j % S and (j + 1) % S), with realigned_rows' offsets (r0 = 32 q,
+    // TRC = 1), computed once. Everything a step repeats is an increment or a compile-time offset;
+    // the row bounds are checked only in the groups near the matrix's end.
+    constexpr unsigned V = 16 / sizeof(T), ES = sizeof(T), A = 2 * V, W = TCC * V;
+    constexpr unsigned GROUP = 32 * TCC + 64, QSTEP = GROUP * 16, RING = S * QSTEP;
+    union Chunk { uint4 u; T e[V]; };
+    const unsigned urows = rows, ucols = cols;
+    // Block b: row segment b / strips of strip b % strips (the grid is strips x segments), the
+    // strips first, so that the blocks running together read the same rows of neighbouring strips
+    // (the sector two strips share, and DRAM pages).
+    const unsigned ng = (urows + 31) / 32, strips = (ucols + W - 1) / W;
+    const unsigned len = (ng + gridDim.x / strips - 1) / (gridDim.x / strips);
+    const unsigned g0 = (blockIdx.x / strips) * len, g1 = min(g0 + len, ng);
+    if (g0 >= g1) return;
+    const unsigned c0 = (blockIdx.x % strips) * W;
+    const unsigned n = g1 - g0;
+    const unsigned nloads = n + (g1 < ng ? 1 : 0);  // the group after the run: its halo
+    const unsigned cm = ucols % A, rm = urows % A;
+    const bool wide = TCC * V + A <= ucols;
+    const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    const char* const st = reinterpret_cast<const char*>(smem);
+    // This thread's copies: chunk jr of row ri of every group, and (64 threads) half of row rx's
+    // extra sector; pointers at group g0, one group (32 rows) further per load.
+    const unsigned jr = threadIdx.x % TCC, ri = threadIdx.x / TCC;
+    const unsigned m = ((ri % A) * cm) % A;
+    const bool main_on = c0 + V * jr < ucols + m;
+    const T* src = in + ((long long)(32 * g0 + ri) * cols + c0 - m + V * jr);
+    const unsigned sdst = sbase + (64 + ri * TCC + (jr ^ realigned_swizzle<V, ODD>(ri))) * 16;
+    const unsigned rx = threadIdx.x / 2 % 32, half = threadIdx.x % 2;
+    const unsigned mx = ((rx % A) * cm) % A;
+    const bool extra_on = threadIdx.x < 64 && mx && c0 + V * (TCC + half) < ucols + mx;
+    const T* xsrc = in + ((long long)(32 * g0 + rx) * cols + c0 - mx + V * (TCC + half));
+    const unsigned xdst = sbase + (2 * rx + half) * 16;
+    const int gstep = 32 * cols;  // elements per group: below 2^31 for any matrix of up to 2^31 bytes a row
+    auto load = [&](unsigned i, unsigned slot) {
+        const unsigned r0 = 32 * (g0 + i);
+        if (i < nloads) {
+            if (wide && r0 + 34 <= urows) {
+                if (main_on) cp_async16_full(sdst + slot * QSTEP, src);
+                if (extra_on) cp_async16_full(xdst + slot * QSTEP, xsrc);
+            } else {
+                if (main_on && r0 + ri < urows) {
+                    if (wide && r0 + ri + 2 <= urows) cp_async16_full(sdst + slot * QSTEP, src);
+                    else cp_async16_clamped(sdst + slot * QSTEP, in, (src - in) * (long long)sizeof(T),
+                                            (long long)rows * cols * sizeof(T));
+                }
+                if (extra_on && r0 + rx < urows) {
+                    if (wide && r0 + rx + 2 <= urows) cp_async16_full(xdst + slot * QSTEP, xsrc);
+                    else cp_async16_clamped(xdst + slot * QSTEP, in, (xsrc - in) * (long long)sizeof(T),
+                                            (long long)rows * cols * sizeof(T));
+                }
+            }
+        }
+        asm volatile("cp.async.commit_group;\n" ::);
+        src += gstep, xsrc += gstep;
+    };
+#pragma unroll
+    for (unsigned i = 0; i + 1 < S; ++i) load(i, i);
+    const unsigned g = threadIdx.x % 32 % V, jl = (threadIdx.x % 32) / V;
+    const unsigned orow = V * (threadIdx.x / 32) + g;
+    const unsigned rot = ODD ? g : 0;
+    const unsigned gr = c0 + orow;
+    const unsigned d = (A - ((gr % A) * rm) % A) % A;
+    unsigned base[V];  // byte offset from the step's first slot of element (k + rot) mod V of its chunk
+#pragma unroll
+    for (unsigned k = 0; k < V; ++k) {
+        const unsigned ri_k = d + V * jl + (k + rot) % V;
+        const unsigned p = ((ri_k % A) * cm) % A + orow;
+        const unsigned jr_k = p / V;
+        const unsigned slot =
+            jr_k < TCC ? 64 + (ri_k % 32) * TCC + (jr_k ^ realigned_swizzle<V, ODD>(ri_k)) : 2 * (ri_k % 32) + jr_k - TCC;
+        base[k] = ((ri_k / 32) * GROUP + slot) * 16 + (p % V) * ES;
+    }
+    const bool active = gr < ucols;
+    T* dst = out + ((long long)gr * rows + 32 * g0 + d + V * jl);
+    auto gather = [&](unsigned slot) {
+        Chunk o;
+#pragma unroll
+        for (unsigned k = 0; k < V; ++k) {
+            unsigned a = base[k] + slot * QSTEP;
+            a = min(a, a - RING);  // group q + 1 in the ring's slot 0 (a constant test where slot is)
+            o.e[k] = *reinterpret_cast<const T*>(st + a);
+        }
+        st_global16(dst, ODD ? rotate_elems_right<T>(o.u, rot) : o.u);
+    };
+    // Steps whose gather and load need no bounds checks, S at a time (slots known at compile time):
+    // the gather's rows and the loaded group's rows (and the next two) inside the matrix.
+    const int fast_g = (int)urows >= 31 + 2 * (int)V ? ((int)urows - 31 - 2 * (int)V) / 32 + 1 : 0;
+    const int fast_l = (int)urows >= 34 ? ((int)urows - 34) / 32 + 1 : 0;
+    int nf = min(min((int)n, fast_g - (int)g0), min(fast_l - (int)g0, (int)nloads) - (S - 1));
+    nf = wide && nf > 0 ? nf - nf % S : 0;
+    for (int j0 = 0; j0 < nf; j0 += S) {
+#pragma unroll
+        for (unsigned u = 0; u < S; ++u) {
+            asm volatile("cp.async.wait_group %0;\n" ::"n"(S - 3) : "memory");
+            __syncthreads();  // group j + 1 landed for every thread; slot (j - 1) % S is free
+            if (main_on) cp_async16_full(sdst + ((u + S - 1) % S) * QSTEP, src);
+            if (extra_on) cp_async16_full(xdst + ((u + S - 1) % S) * QSTEP, xsrc);
+            asm volatile("cp.async.commit_group;\n" ::);
+            src += gstep, xsrc += gstep;
+            if (active) gather(u);
+            dst += 32;
+        }
+    }
+#pragma unroll 1
+    for (unsigned j = nf; j < n; ++j) {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(S - 3) : "memory");
+        __syncthreads();
+        load(j + S - 1, (j + S - 1) % S);
+        const unsigned q = g0 + j, c = d + V * jl + 32 * q;
+        if (active && c + V <= urows) {
+            gather(j % S);
+        } else if (active) {
+            // The strip's last chunk of this output row: its elements past the row's end come from
+            // the next output row(s), straight from the input.
+            const unsigned last = urows + (A - (((gr + 1) % A) * rm) % A) % A;
+            const long long n_el = (long long)rows * cols;
+            for (unsigned k = 0; c < last && k < V; ++k) {
+                const long long f = (long long)gr * rows + c + k;
+                if (f >= n_el) break;
+                dst[k] = c + k < urows ? in[(long long)(c + k) * cols + gr] : in[(f % rows) * cols + f / rows];
+            }
+        }
+        dst += 32;
+    }
+}
+
+// The rows-and-cols-odd path (realigned_rows' rotated gathers) where vec_realigned takes it; an
+// experiment sets STREAMED_ODD to 0 (never).
+#ifndef STREAMED_ODD
+#define STREAMED_ODD 1
+#endif
+template <typename T, int TCC = 16, int NT = 512, int S = 4>
+__global__ void __launch_bounds__(NT, (streamed_min_blocks<T, TCC, NT, S>())) transpose_vec_streamed(const T* __restrict__ in, T* __restrict__ out, int rows, int cols)
+{
+    // Grid: a multiple of the strips, at most as many blocks as the SMs hold at once (the launch
+    // computes it).
+    static_assert(TCC % 8 == 0 && TCC <= 32 && NT == 32 * TCC && S >= 3, "strip shape");
+    extern __shared__ uint4 smem[];
+    if (((reinterpret_cast<size_t>(in) | reinterpret_cast<size_t>(out)) & 15) != 0) {
+        constexpr int V = 16 / sizeof(T);
+        const int ntiles = ((rows + 32 * V - 1) / (32 * V)) * ((cols + TCC * V - 1) / (TCC * V));
+        for (int t = blockIdx.x; t < ntiles; t += gridDim.x) transpose_elements<T, 32, TCC, NT>(in, out, rows, cols, t);
+        return;
+    }
+    const unsigned urows = rows, ucols = cols;
+    if (STREAMED_ODD && realigned_odd_path<T, TCC>() && (urows & ucols & 1))
+        streamed_steps<T, TCC, NT, S, true>(in, out, rows, cols, smem);
+    else streamed_steps<T, TCC, NT, S, false>(in, out, rows, cols, smem);
+}
+// end stage
+
 // stage: copy_wide
 // Ceiling references: a plain copy of the same matrix with W-byte accesses (W = sizeof(Word)),
 // U accesses per thread issued back to back, one pass (no grid-stride loop). At 4, 8 and 16
