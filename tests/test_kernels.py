@@ -128,7 +128,7 @@ def test_syncthreads_outside_bounds_checks():
         heads = _enclosing_headers(src, m.start())
         assert heads, "a __syncthreads() outside any function"
         for head in heads[1:]:
-            assert re.match(r"(#pragma unroll( \d+)? )?(for|while) ?\(", head), \
+            assert re.match(r"(#pragma unroll \d+ )?(for|while) ?\(", head), \
                 f"a __syncthreads() inside `{head[:60]}`"
         found += 1
     assert found >= 5

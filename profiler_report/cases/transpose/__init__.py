@@ -7,7 +7,6 @@ Outputs are compared bit for bit with ``cupy.ascontiguousarray(a.T)`` (a copy st
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from profiler_report.cases.base import Case, Comparison, Launch, Size, Work
@@ -21,14 +20,6 @@ from profiler_report.util.dtypes import ITEMSIZE
 #: The largest side the kernels take (an int argument), and CUDA's grid limit in y and z.
 MAX_SIDE = 2**31 - 1
 MAX_GRID_YZ = 65535
-
-
-@functools.cache
-def _live_sms() -> int:
-    # experiment: the live GPU's SM count
-    from profiler_report.live.gpu import device_info
-
-    return int(device_info()["sm_count"])
 
 
 class TransposeCase(Case):
@@ -67,8 +58,7 @@ class TransposeCase(Case):
         Raises:
             InputError: the grid exceeds CUDA's limits (2^31 - 1 blocks in x, 65535 in y).
         """
-        sms = _live_sms() if stage.launch == "vec_streamed" else None
-        grid, block = launch_shape(stage, size["rows"], size["cols"], dtype, self.manifest.tile, sms)
+        grid, block = launch_shape(stage, size["rows"], size["cols"], dtype, self.manifest.tile)
         if grid[0] > MAX_SIDE or any(g > MAX_GRID_YZ for g in grid[1:]):
             raise InputError(f"stage {stage.id} at {self.size_text(size)} {dtype} needs a grid of "
                              f"{'x'.join(map(str, grid))} blocks: CUDA allows at most 2^31 - 1 in x and 65535 in y",
