@@ -966,6 +966,9 @@ __device__ __forceinline__ void realigned_drain(const T* __restrict__ in, T* __r
     }
 }
 
+#ifndef REALIGNED_ORDER
+#define REALIGNED_ORDER 0
+#endif
 template <typename T, int TRC, int TCC, int NT, int TPB, bool ODD>
 __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
                                                 uint4* smem)
@@ -980,8 +983,12 @@ __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __r
     const unsigned ntiles = tiles_r * ((ucols + TCC * V - 1) / (TCC * V));
     const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
     unsigned t = blockIdx.x;
+    const unsigned tiles_c = ntiles / tiles_r;
     auto origin = [&](unsigned tile, unsigned& r0, unsigned& c0) {
-        r0 = (tile % tiles_r) * TRC * V, c0 = (tile / tiles_r) * TCC * V;
+        // REALIGNED_ORDER (an experiment's knob): 1 along tile rows, 2 diagonal down tile columns.
+        if (REALIGNED_ORDER == 1) r0 = (tile / tiles_c) * TRC * V, c0 = (tile % tiles_c) * TCC * V;
+        else if (REALIGNED_ORDER == 2) r0 = (tile % tiles_r) * TRC * V, c0 = ((tile / tiles_r + tile % tiles_r) % tiles_c) * TCC * V;
+        else r0 = (tile % tiles_r) * TRC * V, c0 = (tile / tiles_r) * TCC * V;
     };
     unsigned r0, c0;
     origin(t, r0, c0);
