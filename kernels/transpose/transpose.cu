@@ -814,6 +814,12 @@ __device__ __forceinline__ void cp_async16_clamped(unsigned smem_addr, const voi
                  "l"(static_cast<const char*>(in) + (bytes ? a_bytes : 0)), "r"(bytes));
 }
 
+#ifndef REALIGNED_PROBE
+#define REALIGNED_PROBE 0
+#endif
+#ifndef REALIGNED_SKEW
+#define REALIGNED_SKEW 0
+#endif
 template <typename T, int TRC, int TCC, int NT, bool ODD>
 __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
                                                const char* st, unsigned r0, unsigned c0, unsigned orow)
@@ -855,12 +861,19 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
         Chunk o;
 #pragma unroll
         for (unsigned k = 0; k < V; ++k) o.e[k] = *reinterpret_cast<const T*>(st + base[k] + q * QSTEP);
+        // REALIGNED_PROBE (an experiment's timing knob, wrong output): 1 one aligned 16-byte shared
+        // load per chunk instead of the gather, 2 no global stores.
+        if (REALIGNED_PROBE == 1) o.u = *reinterpret_cast<const uint4*>(st + ((base[0] + q * QSTEP) & ~15u));
+        if (REALIGNED_PROBE == 2 && !(o.u.x == 0x12345678u && o.u.y == 0x9abcdef0u && o.u.z == 0x0fedcba9u))
+            return;
         st_global16(dst + 32 * q, ODD ? rotate_elems_right<T>(o.u, rot) : o.u);
     };
     if (r0 + RIN <= urows) {
         // Every chunk of this thread is inside the matrix and whole in the stage.
+        // REALIGNED_SKEW (an experiment's knob): lane g starts its row at chunk g, so that the
+        // V rows of one warp store are at different offsets.
 #pragma unroll UNROLL
-        for (unsigned q = 0; q < QN; ++q) store_chunk(q);
+        for (unsigned q = 0; q < QN; ++q) store_chunk(REALIGNED_SKEW ? (q + g) % QN : q);
         return;
     }
     // The tile at the bottom of the input owns the chunks up to the next output row's first owned
@@ -912,7 +925,7 @@ __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int row
     constexpr unsigned SUB = 32 / RPI;         // load passes per group
     const unsigned urows = rows, ucols = cols;
     const unsigned cm = ucols % A, rm = urows % A;
-    const unsigned nr = min(rm ? RIN : TRC * V, urows - r0);
+    const unsigned nr = REALIGNED_PROBE == 3 ? 0 : min(rm ? RIN : TRC * V, urows - r0);  // 3: no loads
     // A chunk can run past the array's end only in the last two rows, or when cols is under a tile.
     const bool wide = TCC * V + A <= ucols;
     const long long nbytes = (long long)rows * cols * sizeof(T);
@@ -1008,6 +1021,9 @@ __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __r
     }
 }
 
+#ifndef REALIGNED_F16_512
+#define REALIGNED_F16_512 0
+#endif
 template <typename T, int TRC, int TCC, int NT, int TPB>
 __host__ __device__ constexpr int realigned_min_blocks()
 {
@@ -1018,7 +1034,8 @@ __host__ __device__ constexpr int realigned_min_blocks()
     // 8192x8192, where vec_tuned leads; scripts/experiments/results/realigned_regs_run1.log). Two
     // stages: as many as their shared memory lets reside (228 KB an SM, 1 KB of it reserved per
     // block), so the registers are not cut for blocks that cannot run.
-    constexpr int threads = sizeof(T) == 2 ? 1280 : 1536;
+    // REALIGNED_F16_512 (an experiment's knob): blocks of 512 two-byte threads per SM.
+    constexpr int threads = sizeof(T) == 2 ? (NT == 512 && REALIGNED_F16_512 ? 512 * REALIGNED_F16_512 : 1280) : 1536;
     constexpr int by_smem = 233472 / (2 * 16 * realigned_slots<16 / sizeof(T), TRC, TCC>() + 1024);
     return TPB == 1 || by_smem >= threads / NT ? threads / NT : by_smem > 0 ? by_smem : 1;
 }
