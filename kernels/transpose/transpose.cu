@@ -814,9 +814,6 @@ __device__ __forceinline__ void cp_async16_clamped(unsigned smem_addr, const voi
                  "l"(static_cast<const char*>(in) + (bytes ? a_bytes : 0)), "r"(bytes));
 }
 
-#ifndef REALIGNED_PROBE
-#define REALIGNED_PROBE 0
-#endif
 #ifndef REALIGNED_SKEW
 #define REALIGNED_SKEW 0
 #endif
@@ -842,38 +839,38 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
     union Chunk { uint4 u; T e[V]; };
     const unsigned urows = rows, ucols = cols;
     const unsigned cm = ucols % A, rm = urows % A;
+    constexpr unsigned JL = 32 / V;  // lanes per output row
     const unsigned g = threadIdx.x % 32 % V, jl = (threadIdx.x % 32) / V;
+    const bool interior = r0 + RIN <= urows;
+    // REALIGNED_SKEW = k (an experiment's knob): inside the matrix, row g's lanes take the row's
+    // chunks from chunk k g on (mod the row's JL QN), so the V rows of one warp store are at
+    // different offsets: lane jl stores chunks jc + JL q, q from qs on.
+    const unsigned u = interior ? jl + (REALIGNED_SKEW * g) % (JL * QN) : jl;
+    const unsigned jc = u % JL, qs = u / JL;
     const unsigned gr = c0 + orow;
     const unsigned d = (A - ((gr % A) * rm) % A) % A;
     const unsigned rot = ODD ? g : 0;
     unsigned base[V];  // byte offset in the stage of element (k + rot) mod V of chunk 0
 #pragma unroll
     for (unsigned k = 0; k < V; ++k) {
-        const unsigned ri = d + V * jl + (k + rot) % V;
+        const unsigned ri = d + V * jc + (k + rot) % V;
         const unsigned p = ((ri % A) * cm) % A + orow;
         const unsigned jr = p / V;
         const unsigned slot = jr < TCC ? 64 + (ri % 32) * TCC + (jr ^ realigned_swizzle<V, ODD>(ri)) : 2 * (ri % 32) + jr - TCC;
         base[k] = ((ri / 32) * GROUP + slot) * 16 + (p % V) * S;
     }
-    T* const dst = out + (long long)gr * rows + r0 + d + V * jl;
+    T* const dst = out + (long long)gr * rows + r0 + d + V * jc;
     // The whole chunk q stored (16 bytes, aligned).
     auto store_chunk = [&](unsigned q) {
         Chunk o;
 #pragma unroll
         for (unsigned k = 0; k < V; ++k) o.e[k] = *reinterpret_cast<const T*>(st + base[k] + q * QSTEP);
-        // REALIGNED_PROBE (an experiment's timing knob, wrong output): 1 one aligned 16-byte shared
-        // load per chunk instead of the gather, 2 no global stores.
-        if (REALIGNED_PROBE == 1) o.u = *reinterpret_cast<const uint4*>(st + ((base[0] + q * QSTEP) & ~15u));
-        if (REALIGNED_PROBE == 2 && !(o.u.x == 0x12345678u && o.u.y == 0x9abcdef0u && o.u.z == 0x0fedcba9u))
-            return;
         st_global16(dst + 32 * q, ODD ? rotate_elems_right<T>(o.u, rot) : o.u);
     };
-    if (r0 + RIN <= urows) {
+    if (interior) {
         // Every chunk of this thread is inside the matrix and whole in the stage.
-        // REALIGNED_SKEW (an experiment's knob): lane g starts its row at chunk g, so that the
-        // V rows of one warp store are at different offsets.
 #pragma unroll UNROLL
-        for (unsigned q = 0; q < QN; ++q) store_chunk(REALIGNED_SKEW ? (q + g) % QN : q);
+        for (unsigned q = 0; q < QN; ++q) store_chunk(REALIGNED_SKEW ? (q + qs) % QN : q);
         return;
     }
     // The tile at the bottom of the input owns the chunks up to the next output row's first owned
@@ -925,7 +922,7 @@ __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int row
     constexpr unsigned SUB = 32 / RPI;         // load passes per group
     const unsigned urows = rows, ucols = cols;
     const unsigned cm = ucols % A, rm = urows % A;
-    const unsigned nr = REALIGNED_PROBE == 3 ? 0 : min(rm ? RIN : TRC * V, urows - r0);  // 3: no loads
+    const unsigned nr = min(rm ? RIN : TRC * V, urows - r0);
     // A chunk can run past the array's end only in the last two rows, or when cols is under a tile.
     const bool wide = TCC * V + A <= ucols;
     const long long nbytes = (long long)rows * cols * sizeof(T);
@@ -1021,9 +1018,6 @@ __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __r
     }
 }
 
-#ifndef REALIGNED_F16_512
-#define REALIGNED_F16_512 0
-#endif
 template <typename T, int TRC, int TCC, int NT, int TPB>
 __host__ __device__ constexpr int realigned_min_blocks()
 {
@@ -1034,8 +1028,7 @@ __host__ __device__ constexpr int realigned_min_blocks()
     // 8192x8192, where vec_tuned leads; scripts/experiments/results/realigned_regs_run1.log). Two
     // stages: as many as their shared memory lets reside (228 KB an SM, 1 KB of it reserved per
     // block), so the registers are not cut for blocks that cannot run.
-    // REALIGNED_F16_512 (an experiment's knob): blocks of 512 two-byte threads per SM.
-    constexpr int threads = sizeof(T) == 2 ? (NT == 512 && REALIGNED_F16_512 ? 512 * REALIGNED_F16_512 : 1280) : 1536;
+    constexpr int threads = sizeof(T) == 2 ? 1280 : 1536;
     constexpr int by_smem = 233472 / (2 * 16 * realigned_slots<16 / sizeof(T), TRC, TCC>() + 1024);
     return TPB == 1 || by_smem >= threads / NT ? threads / NT : by_smem > 0 ? by_smem : 1;
 }
