@@ -815,8 +815,23 @@ __device__ __forceinline__ void cp_async16_clamped(unsigned smem_addr, const voi
 }
 
 #ifndef REALIGNED_SKEW
-#define REALIGNED_SKEW 0
+#define REALIGNED_SKEW 1
 #endif
+template <typename T>
+__device__ __forceinline__ bool realigned_skewed(unsigned rows)
+{
+    // A float16 warp store writes 64 bytes of each of 8 consecutive output rows. When the output
+    // row stride (2 rows bytes) is within 16 bytes of a multiple of 256, those 8 pieces sit at
+    // nearly the same offset modulo 256 bytes and the stores run slow: at 8191x8193 the kernel's
+    // stores alone (its loads taken out) took 61.4 us against 41.5 us at 8209x8193, where the
+    // stride is 34 bytes off (scripts/experiments/results, phases_run1.log). There each row starts
+    // at a different 64-byte piece of its segment instead: +4.6 points of memcpy at 8191x8193 and
+    // +3.3 at 4097x8191 in the same process, +3.8 at 8192x8192; at strides 34 bytes or more off,
+    // where it lost 0.2-0.8 points, the pieces go in order. 4- and 8-byte rows (128 bytes or more
+    // per row and store) showed neither. Experiments set REALIGNED_SKEW to 0 (never) or 2 (always).
+    const unsigned delta = rows * (unsigned)sizeof(T) % 256;
+    return REALIGNED_SKEW == 2 || (REALIGNED_SKEW == 1 && sizeof(T) == 2 && (delta <= 16 || delta >= 240));
+}
 template <typename T, int TRC, int TCC, int NT, bool ODD>
 __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
                                                const char* st, unsigned r0, unsigned c0, unsigned orow)
@@ -839,27 +854,20 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
     union Chunk { uint4 u; T e[V]; };
     const unsigned urows = rows, ucols = cols;
     const unsigned cm = ucols % A, rm = urows % A;
-    constexpr unsigned JL = 32 / V;  // lanes per output row
     const unsigned g = threadIdx.x % 32 % V, jl = (threadIdx.x % 32) / V;
-    const bool interior = r0 + RIN <= urows;
-    // REALIGNED_SKEW = k (an experiment's knob): inside the matrix, row g's lanes take the row's
-    // chunks from chunk k g on (mod the row's JL QN), so the V rows of one warp store are at
-    // different offsets: lane jl stores chunks jc + JL q, q from qs on.
-    const unsigned u = interior ? jl + (REALIGNED_SKEW * g) % (JL * QN) : jl;
-    const unsigned jc = u % JL, qs = u / JL;
     const unsigned gr = c0 + orow;
     const unsigned d = (A - ((gr % A) * rm) % A) % A;
     const unsigned rot = ODD ? g : 0;
     unsigned base[V];  // byte offset in the stage of element (k + rot) mod V of chunk 0
 #pragma unroll
     for (unsigned k = 0; k < V; ++k) {
-        const unsigned ri = d + V * jc + (k + rot) % V;
+        const unsigned ri = d + V * jl + (k + rot) % V;
         const unsigned p = ((ri % A) * cm) % A + orow;
         const unsigned jr = p / V;
         const unsigned slot = jr < TCC ? 64 + (ri % 32) * TCC + (jr ^ realigned_swizzle<V, ODD>(ri)) : 2 * (ri % 32) + jr - TCC;
         base[k] = ((ri / 32) * GROUP + slot) * 16 + (p % V) * S;
     }
-    T* const dst = out + (long long)gr * rows + r0 + d + V * jc;
+    T* const dst = out + (long long)gr * rows + r0 + d + V * jl;
     // The whole chunk q stored (16 bytes, aligned).
     auto store_chunk = [&](unsigned q) {
         Chunk o;
@@ -867,10 +875,16 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
         for (unsigned k = 0; k < V; ++k) o.e[k] = *reinterpret_cast<const T*>(st + base[k] + q * QSTEP);
         st_global16(dst + 32 * q, ODD ? rotate_elems_right<T>(o.u, rot) : o.u);
     };
-    if (interior) {
+    if (r0 + RIN <= urows) {
         // Every chunk of this thread is inside the matrix and whole in the stage.
+        if (realigned_skewed<T>(urows)) {
+            // Row g starts at its chunk g mod QN: the V rows of one warp store at different offsets.
 #pragma unroll UNROLL
-        for (unsigned q = 0; q < QN; ++q) store_chunk(REALIGNED_SKEW ? (q + qs) % QN : q);
+            for (unsigned q = 0; q < QN; ++q) store_chunk((q + g) % QN);
+        } else {
+#pragma unroll UNROLL
+            for (unsigned q = 0; q < QN; ++q) store_chunk(q);
+        }
         return;
     }
     // The tile at the bottom of the input owns the chunks up to the next output row's first owned
