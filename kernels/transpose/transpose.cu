@@ -825,10 +825,13 @@ __device__ __forceinline__ bool realigned_skewed(unsigned rows)
     // nearly the same offset modulo 256 bytes and the stores run slow: at 8191x8193 the kernel's
     // stores alone (its loads taken out) took 61.4 us against 41.5 us at 8209x8193, where the
     // stride is 34 bytes off (scripts/experiments/results, phases_run1.log). There each row starts
-    // at a different 64-byte piece of its segment instead: +4.6 points of memcpy at 8191x8193 and
-    // +3.3 at 4097x8191 in the same process, +3.8 at 8192x8192; at strides 34 bytes or more off,
-    // where it lost 0.2-0.8 points, the pieces go in order. 4- and 8-byte rows (128 bytes or more
-    // per row and store) showed neither. Experiments set REALIGNED_SKEW to 0 (never) or 2 (always).
+    // at a different 64-byte piece of its segment instead (row g at piece g mod QN): [16,8,256]
+    // +4.9-5.0 points of memcpy at 8191x8193, +3.5-3.8 at 4097x8191, +3.4-3.6 at 8449x8193 and
+    // +3.7-3.8 at 8192x8192, in the same process (skew_rule_run1.log; ncu at 8191x8193: 78.8 us
+    // against 85.0, no local memory). At strides 34 bytes or more off, where the skew lost up to
+    // 0.7 points at [16,8,256] and 1.3 at [32,16,512] (phases_run1.log), the pieces go in order. Rows of 4- and 8-byte elements (128 bytes
+    // or more per row and store) gained at most 0.6 points from it (phases_run1.log, skew_run1.log).
+    // Experiments set REALIGNED_SKEW to 0 (never) or 2 (always).
     const unsigned delta = rows * (unsigned)sizeof(T) % 256;
     return REALIGNED_SKEW == 2 || (REALIGNED_SKEW == 1 && sizeof(T) == 2 && (delta <= 16 || delta >= 240));
 }
@@ -990,9 +993,6 @@ __device__ __forceinline__ void realigned_drain(const T* __restrict__ in, T* __r
     }
 }
 
-#ifndef REALIGNED_ORDER
-#define REALIGNED_ORDER 0
-#endif
 template <typename T, int TRC, int TCC, int NT, int TPB, bool ODD>
 __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
                                                 uint4* smem)
@@ -1007,12 +1007,8 @@ __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __r
     const unsigned ntiles = tiles_r * ((ucols + TCC * V - 1) / (TCC * V));
     const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(smem));
     unsigned t = blockIdx.x;
-    const unsigned tiles_c = ntiles / tiles_r;
     auto origin = [&](unsigned tile, unsigned& r0, unsigned& c0) {
-        // REALIGNED_ORDER (an experiment's knob): 1 along tile rows, 2 diagonal down tile columns.
-        if (REALIGNED_ORDER == 1) r0 = (tile / tiles_c) * TRC * V, c0 = (tile % tiles_c) * TCC * V;
-        else if (REALIGNED_ORDER == 2) r0 = (tile % tiles_r) * TRC * V, c0 = ((tile / tiles_r + tile % tiles_r) % tiles_c) * TCC * V;
-        else r0 = (tile % tiles_r) * TRC * V, c0 = (tile / tiles_r) * TCC * V;
+        r0 = (tile % tiles_r) * TRC * V, c0 = (tile / tiles_r) * TCC * V;
     };
     unsigned r0, c0;
     origin(t, r0, c0);
