@@ -821,19 +821,21 @@ template <typename T>
 __device__ __forceinline__ bool realigned_skewed(unsigned rows)
 {
     // A float16 warp store writes 64 bytes of each of 8 consecutive output rows. When the output
-    // row stride (2 rows bytes) is within 16 bytes of a multiple of 256, those 8 pieces sit at
+    // row stride (2 rows bytes) is within 8 bytes of a multiple of 256, those 8 pieces sit at
     // nearly the same offset modulo 256 bytes and the stores run slow: at 8191x8193 the kernel's
     // stores alone (its loads taken out) took 61.4 us against 41.5 us at 8209x8193, where the
     // stride is 34 bytes off (scripts/experiments/results, phases_run1.log). There each row starts
     // at a different 64-byte piece of its segment instead (row g at piece g mod QN): [16,8,256]
     // +4.9-5.0 points of memcpy at 8191x8193, +3.5-3.8 at 4097x8191, +3.4-3.6 at 8449x8193 and
     // +3.7-3.8 at 8192x8192, in the same process (skew_rule_run1.log; ncu at 8191x8193: 78.8 us
-    // against 85.0, no local memory). At strides 34 bytes or more off, where the skew lost up to
-    // 0.7 points at [16,8,256] and 1.3 at [32,16,512] (phases_run1.log), the pieces go in order. Rows of 4- and 8-byte elements (128 bytes
-    // or more per row and store) gained at most 0.6 points from it (phases_run1.log, skew_run1.log).
-    // Experiments set REALIGNED_SKEW to 0 (never) or 2 (always).
+    // against 85.0, no local memory). Rows 8177-8209 (skew_threshold_run1.log): it gained 0.7-6.2
+    // points at strides 2 and 6 bytes off, was level within 0.9 (once -1.8) at 10 and 14, and lost
+    // up to 1.2 at 18-34 (up to 1.3 at 12345x6789 and 9001x8193, phases_run1.log); from 10 bytes
+    // off the pieces go in order. Rows of 4- and 8-byte elements (128 bytes or more per row and
+    // store) gained at most 0.6 points from it (phases_run1.log, skew_run1.log). Experiments set
+    // REALIGNED_SKEW to 0 (never) or 2 (always).
     const unsigned delta = rows * (unsigned)sizeof(T) % 256;
-    return REALIGNED_SKEW == 2 || (REALIGNED_SKEW == 1 && sizeof(T) == 2 && (delta <= 16 || delta >= 240));
+    return REALIGNED_SKEW == 2 || (REALIGNED_SKEW == 1 && sizeof(T) == 2 && (delta <= 8 || delta >= 248));
 }
 template <typename T, int TRC, int TCC, int NT, bool ODD>
 __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
