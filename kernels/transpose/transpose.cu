@@ -883,7 +883,7 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
     if (r0 + RIN <= urows) {
         // Every chunk of this thread is inside the matrix and whole in the stage.
         if (realigned_skewed<T>(urows)) {
-            // Row g starts at its chunk g mod QN: the V rows of one warp store at different offsets.
+            // Row g begins at its 32-element piece g mod QN: one warp store's V rows at different offsets.
 #pragma unroll UNROLL
             for (unsigned q = 0; q < QN; ++q) store_chunk((q + g) % QN);
         } else {
