@@ -829,8 +829,8 @@ __device__ __forceinline__ bool realigned_skewed(unsigned rows)
     // +4.9-5.0 points of memcpy at 8191x8193, +3.5-3.8 at 4097x8191, +3.4-3.6 at 8449x8193 and
     // +3.7-3.8 at 8192x8192, in the same process (skew_rule_run1.log; ncu at 8191x8193: 78.8 us
     // against 85.0, no local memory). Rows 8177-8209 (skew_threshold_run1.log): it gained 0.7-6.2
-    // points at strides 2 and 6 bytes off, was level within 0.9 (once -1.8) at 10 and 14, and lost
-    // up to 1.2 at 18-34 (up to 1.3 at 12345x6789 and 9001x8193, phases_run1.log); from 10 bytes
+    // points at strides 2 and 6 bytes off, was level within 1.0 (once -1.8) at 10 and 14, and lost
+    // up to 1.2 at 18-34 (and at 9001x8193, 82 bytes off: phases_run1.log); from 10 bytes
     // off the pieces go in order. Rows of 4- and 8-byte elements (128 bytes or more per row and
     // store) gained at most 0.6 points from it (phases_run1.log, skew_run1.log). Experiments set
     // REALIGNED_SKEW to 0 (never) or 2 (always).
