@@ -886,7 +886,7 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
             // Row g begins at its 32-element piece g mod QN: one warp store's V rows at different offsets.
 #pragma unroll UNROLL
             for (unsigned q = 0; q < QN; ++q) store_chunk((q + g) % QN);
-        } else {
+        } else {  // a loop of its own, so the chunks in order keep compile-time offsets
 #pragma unroll UNROLL
             for (unsigned q = 0; q < QN; ++q) store_chunk(q);
         }
