@@ -878,8 +878,13 @@ struct RealignedRow {
     }
 };
 
+#if defined(REALIGNED_EDGE_INLINE) && REALIGNED_EDGE_INLINE
+#define REALIGNED_EDGE_ATTR __forceinline__
+#else
+#define REALIGNED_EDGE_ATTR __noinline__
+#endif
 template <typename T, int TRC, int TCC, bool ODD>
-__device__ __noinline__ void realigned_rows_edge(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
+__device__ REALIGNED_EDGE_ATTR void realigned_rows_edge(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
                                                  const char* st, unsigned r0, unsigned c0, unsigned orow)
 {
     // The output row of a tile at the bottom of the input, or of a segment cut by the matrix's

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from profiler_report.analysis.verdicts import slower_beyond_spread
 from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import Stage
 from profiler_report.live.fanout import SweepPoint
@@ -339,7 +340,7 @@ def config_verdicts(rows: list[BenchRow]) -> list[str]:
             text += "; the chosen configuration was not swept"
         elif chosen is best:
             text += ", the chosen one"
-        elif chosen.p10_us > best.p90_us:
+        elif slower_beyond_spread(chosen.p10_us, best.p90_us):
             text += (f"; the chosen {chosen.name} ({chosen.pct_of_ceiling:.1f}%) is slower beyond the spread: change "
                      "`template` / `grid_blocks` in kernels/reduction/stages.toml")
         else:
