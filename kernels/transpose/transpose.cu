@@ -837,8 +837,10 @@ __device__ __forceinline__ bool realigned_skewed(unsigned rows)
     const unsigned delta = rows * (unsigned)sizeof(T) % 256;
     return REALIGNED_SKEW == 2 || (REALIGNED_SKEW == 1 && sizeof(T) == 2 && (delta <= 8 || delta >= 248));
 }
-template <typename T, int TRC, int TCC, bool ODD>
-struct RealignedRow {
+template <typename T, int TRC, int TCC, int NT, bool ODD>
+__device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
+                                               const char* st, unsigned r0, unsigned c0, unsigned orow)
+{
     // Phase 2 for one thread's output row: a warp writes V output rows x 32 / V chunks at a time
     // (lane = g + V * jl), the rows differing so the lanes' gathers spread over the banks. Output
     // row gr's first owned sector starts d = -(gr * rows) mod A elements into the tile's segment;
@@ -846,66 +848,61 @@ struct RealignedRow {
     // rows d + V * jl + 32 * q + k. With rows and cols odd (ODD) every V output rows read the same
     // word of a chunk at once (the word is orow (1 - rows cols) + cols k mod V): lane g gathers its
     // elements starting at k = g instead, and rotates the chunk back before the store.
-    static constexpr unsigned V = 16 / sizeof(T), S = sizeof(T), A = 2 * V;
-    static constexpr unsigned GROUP = 32 * TCC + 64, QSTEP = GROUP * 16;
-    static constexpr unsigned QN = TRC * V / 32;  // chunks per thread and output row: 32 elements apart
+    constexpr unsigned V = 16 / sizeof(T), S = sizeof(T), A = 2 * V;
+    constexpr unsigned RIN = TRC * V + A - 1;
+    constexpr unsigned GROUP = 32 * TCC + 64, QSTEP = GROUP * 16;
+    constexpr unsigned QN = TRC * V / 32;  // chunks per thread and output row: 32 elements apart
+    // 2-byte elements unroll at most 4 chunks, and 2 with the rotation or in tiles of 16 chunk rows
+    // (0-0.8 % faster than 4 at the odd float16 shapes; at 40 registers both spilled under NVRTC,
+    // hence their 48: realigned_min_blocks).
+    constexpr unsigned UNROLL = V == 8 ? (ODD || TRC == 16 ? 2 : 4) : QN;
     union Chunk { uint4 u; T e[V]; };
-    unsigned d, rot;   // the row's first owned element in the segment; the lane's gather rotation
+    const unsigned urows = rows, ucols = cols;
+    const unsigned cm = ucols % A, rm = urows % A;
+    const unsigned g = threadIdx.x % 32 % V, jl = (threadIdx.x % 32) / V;
+    const unsigned gr = c0 + orow;
+    const unsigned d = (A - ((gr % A) * rm) % A) % A;
+    const unsigned rot = ODD ? g : 0;
     unsigned base[V];  // byte offset in the stage of element (k + rot) mod V of chunk 0
-
-    __device__ __forceinline__ RealignedRow(unsigned rows, unsigned cols, unsigned c0, unsigned orow)
-    {
-        const unsigned cm = cols % A, rm = rows % A;
-        const unsigned g = threadIdx.x % 32 % V, jl = (threadIdx.x % 32) / V;
-        d = (A - (((c0 + orow) % A) * rm) % A) % A;
-        rot = ODD ? g : 0;
 #pragma unroll
-        for (unsigned k = 0; k < V; ++k) {
-            const unsigned ri = d + V * jl + (k + rot) % V;
-            const unsigned p = ((ri % A) * cm) % A + orow;
-            const unsigned jr = p / V;
-            const unsigned slot = jr < TCC ? 64 + (ri % 32) * TCC + (jr ^ realigned_swizzle<V, ODD>(ri)) : 2 * (ri % 32) + jr - TCC;
-            base[k] = ((ri / 32) * GROUP + slot) * 16 + (p % V) * S;
-        }
+    for (unsigned k = 0; k < V; ++k) {
+        const unsigned ri = d + V * jl + (k + rot) % V;
+        const unsigned p = ((ri % A) * cm) % A + orow;
+        const unsigned jr = p / V;
+        const unsigned slot = jr < TCC ? 64 + (ri % 32) * TCC + (jr ^ realigned_swizzle<V, ODD>(ri)) : 2 * (ri % 32) + jr - TCC;
+        base[k] = ((ri / 32) * GROUP + slot) * 16 + (p % V) * S;
     }
-    // The whole chunk q (16 bytes, aligned) stored at dst + 32 q.
-    __device__ __forceinline__ void store_chunk(const char* st, T* dst, unsigned q) const
-    {
+    T* const dst = out + (long long)gr * rows + r0 + d + V * jl;
+    // The whole chunk q stored (16 bytes, aligned).
+    auto store_chunk = [&](unsigned q) {
         Chunk o;
 #pragma unroll
         for (unsigned k = 0; k < V; ++k) o.e[k] = *reinterpret_cast<const T*>(st + base[k] + q * QSTEP);
         st_global16(dst + 32 * q, ODD ? rotate_elems_right<T>(o.u, rot) : o.u);
+    };
+    if (r0 + RIN <= urows) {
+        // Every chunk of this thread is inside the matrix and whole in the stage.
+        if (realigned_skewed<T>(urows)) {
+            // Row g begins at its 32-element piece g mod QN: one warp store's V rows at different offsets.
+#pragma unroll UNROLL
+            for (unsigned q = 0; q < QN; ++q) store_chunk((q + g) % QN);
+        } else {  // a loop of its own, so the chunks in order keep compile-time offsets
+#pragma unroll UNROLL
+            for (unsigned q = 0; q < QN; ++q) store_chunk(q);
+        }
+        return;
     }
-};
-
-#if defined(REALIGNED_EDGE_INLINE) && REALIGNED_EDGE_INLINE
-#define REALIGNED_EDGE_ATTR __forceinline__
-#else
-#define REALIGNED_EDGE_ATTR __noinline__
-#endif
-template <typename T, int TRC, int TCC, bool ODD>
-__device__ REALIGNED_EDGE_ATTR void realigned_rows_edge(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
-                                                 const char* st, unsigned r0, unsigned c0, unsigned orow)
-{
-    // The output row of a tile at the bottom of the input, or of a segment cut by the matrix's
-    // end: not inlined, so that the interior path keeps nothing of it live (inlined, its 64-bit
-    // row offset was spilled on every call: 528,900 local store sectors at 8191x8193 float16).
-    // The tile at the bottom owns the chunks up to the next output row's first owned sector (dn
-    // elements into it); the elements of a chunk past the output row's end come from the next
-    // output row(s), read straight from the input (once per output row of the matrix).
-    using R = RealignedRow<T, TRC, TCC, ODD>;
-    constexpr unsigned V = R::V, A = R::A;
-    const R row(rows, cols, c0, orow);
-    const unsigned urows = rows, rm = urows % A, jl = (threadIdx.x % 32) / V, gr = c0 + orow;
-    T* const dst = out + (long long)gr * rows + r0 + row.d + V * jl;
+    // The tile at the bottom of the input owns the chunks up to the next output row's first owned
+    // sector (dn elements into it); the elements of a chunk past the output row's end come from the
+    // next output row(s), read straight from the input (once per output row of the matrix).
     const unsigned seg = urows - r0;
-    const unsigned last = r0 + TRC * V >= urows ? seg + (A - (((gr + 1) % A) * rm) % A) % A : row.d + TRC * V;
+    const unsigned last = r0 + TRC * V >= urows ? seg + (A - (((gr + 1) % A) * rm) % A) % A : d + TRC * V;
     const long long n = (long long)rows * cols;
-    for (unsigned q = 0; q < R::QN; ++q) {
-        const unsigned c = row.d + V * jl + 32 * q;
+    for (unsigned q = 0; q < QN; ++q) {
+        const unsigned c = d + V * jl + 32 * q;
         if (c >= last) break;
         if (c + V <= seg) {
-            row.store_chunk(st, dst, q);
+            store_chunk(q);
             continue;
         }
         for (unsigned k = 0; k < V; ++k) {
@@ -914,36 +911,6 @@ __device__ REALIGNED_EDGE_ATTR void realigned_rows_edge(const T* __restrict__ in
             // Element by element from the input (one chunk per output row of a bottom tile).
             dst[32 * q + k] = c + k < seg ? in[(long long)(r0 + c + k) * cols + gr] : in[(f % rows) * cols + f / rows];
         }
-    }
-}
-
-template <typename T, int TRC, int TCC, int NT, bool ODD>
-__device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
-                                               const char* st, unsigned r0, unsigned c0, unsigned orow)
-{
-    using R = RealignedRow<T, TRC, TCC, ODD>;
-    constexpr unsigned V = R::V, A = R::A, QN = R::QN;
-    constexpr unsigned RIN = TRC * V + A - 1;
-    // 2-byte elements unroll at most 4 chunks, and 2 with the rotation or in tiles of 16 chunk rows
-    // (0-0.8 % faster than 4 at the odd float16 shapes; at 40 registers both spilled under NVRTC,
-    // hence their 48: realigned_min_blocks).
-    constexpr unsigned UNROLL = V == 8 ? (ODD || TRC == 16 ? 2 : 4) : QN;
-    const unsigned urows = rows;
-    if (r0 + RIN > urows) {
-        realigned_rows_edge<T, TRC, TCC, ODD>(in, out, rows, cols, st, r0, c0, orow);
-        return;
-    }
-    // Every chunk of this thread is inside the matrix and whole in the stage.
-    const R row(rows, cols, c0, orow);
-    const unsigned g = threadIdx.x % 32 % V, jl = (threadIdx.x % 32) / V;
-    T* const dst = out + (long long)(c0 + orow) * rows + r0 + row.d + V * jl;
-    if (realigned_skewed<T>(urows)) {
-        // Row g begins at its 32-element piece g mod QN: one warp store's V rows at different offsets.
-#pragma unroll UNROLL
-        for (unsigned q = 0; q < QN; ++q) row.store_chunk(st, dst, (q + g) % QN);
-    } else {  // a loop of its own, so the chunks in order keep compile-time offsets
-#pragma unroll UNROLL
-        for (unsigned q = 0; q < QN; ++q) row.store_chunk(st, dst, q);
     }
 }
 
@@ -1073,11 +1040,7 @@ __host__ __device__ constexpr int realigned_min_blocks()
     // 8192x8192, where vec_tuned leads; scripts/experiments/results/realigned_regs_run1.log). Two
     // stages: as many as their shared memory lets reside (228 KB an SM, 1 KB of it reserved per
     // block), so the registers are not cut for blocks that cannot run.
-#ifdef REALIGNED_THREADS
-    constexpr int threads = REALIGNED_THREADS;
-#else
     constexpr int threads = sizeof(T) == 2 ? 1280 : 1536;
-#endif
     constexpr int by_smem = 233472 / (2 * 16 * realigned_slots<16 / sizeof(T), TRC, TCC>() + 1024);
     return TPB == 1 || by_smem >= threads / NT ? threads / NT : by_smem > 0 ? by_smem : 1;
 }
