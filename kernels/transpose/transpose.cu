@@ -1037,7 +1037,9 @@ __host__ __device__ constexpr int realigned_min_blocks()
     // spilled under NVRTC at the odd shapes (ncu at 8191x8193 float16 [16,8,256]: 0.53 M local store
     // sectors, 11 % of the kernel's L2 writes, where offline ptxas reported none), at 48 it does not,
     // and 5 blocks of 256 threads ran 0.6-3.4 % of memcpy faster than 6 there (1.5 % slower at
-    // 8192x8192, where vec_tuned leads; scripts/experiments/results/realigned_regs_run1.log). Two
+    // 8192x8192, where vec_tuned leads; scripts/experiments/results/realigned_regs_run1.log). The
+    // spilled value is the edge path's 64-bit row offset; with that path out of line 6 blocks ran
+    // level with 5 and 8 slower (threads_per_sm_run1_f16.log), so it stays inline. Two
     // stages: as many as their shared memory lets reside (228 KB an SM, 1 KB of it reserved per
     // block), so the registers are not cut for blocks that cannot run.
     constexpr int threads = sizeof(T) == 2 ? 1280 : 1536;
