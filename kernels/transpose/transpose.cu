@@ -898,6 +898,14 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
     const unsigned seg = urows - r0;
     const unsigned last = r0 + TRC * V >= urows ? seg + (A - (((gr + 1) % A) * rm) % A) % A : d + TRC * V;
     const long long n = (long long)rows * cols;
+    // gr rows, computed here by an asm the compiler cannot hoist: computed with dst's above, it was
+    // kept live across the interior path and spilled there at 40 registers under NVRTC.
+#if !defined(REALIGNED_GROWS_ASM) || REALIGNED_GROWS_ASM
+    long long grows;
+    asm volatile("mul.wide.u32 %0, %1, %2;\n" : "=l"(grows) : "r"(gr), "r"(urows));
+#else
+    const long long grows = (long long)gr * rows;
+#endif
     for (unsigned q = 0; q < QN; ++q) {
         const unsigned c = d + V * jl + 32 * q;
         if (c >= last) break;
@@ -906,7 +914,7 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
             continue;
         }
         for (unsigned k = 0; k < V; ++k) {
-            const long long f = (long long)gr * rows + r0 + c + k;
+            const long long f = grows + r0 + c + k;
             if (f >= n) break;
             // Element by element from the input (one chunk per output row of a bottom tile).
             dst[32 * q + k] = c + k < seg ? in[(long long)(r0 + c + k) * cols + gr] : in[(f % rows) * cols + f / rows];
@@ -1042,7 +1050,11 @@ __host__ __device__ constexpr int realigned_min_blocks()
     // level with 5 and 8 slower (threads_per_sm_run1_f16.log), so it stays inline. Two
     // stages: as many as their shared memory lets reside (228 KB an SM, 1 KB of it reserved per
     // block), so the registers are not cut for blocks that cannot run.
+#ifdef REALIGNED_THREADS
+    constexpr int threads = REALIGNED_THREADS;
+#else
     constexpr int threads = sizeof(T) == 2 ? 1280 : 1536;
+#endif
     constexpr int by_smem = 233472 / (2 * 16 * realigned_slots<16 / sizeof(T), TRC, TCC>() + 1024);
     return TPB == 1 || by_smem >= threads / NT ? threads / NT : by_smem > 0 ? by_smem : 1;
 }
@@ -1057,7 +1069,7 @@ __global__ void __launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB
     // partial or twice-read sectors inside a tile (ncu at 8191x8193 float32 with 16-byte alignment:
     // 1.6x the L2 read sectors of 8192x8192 and L2 throughput at 91 %). TPB: tiles per block (the
     // grid is ceil(tiles / TPB)), double-buffered when above 1.
-    static_assert((TRC == 32 || TRC == 16) && TCC % 8 == 0 && (NT == 32 * TCC || NT == 16 * TCC) && TPB >= 1,
+    static_assert(TRC >= 16 && TRC <= 32 && TRC * (16 / sizeof(T)) % 32 == 0 && TCC % 8 == 0 && (NT == 32 * TCC || NT == 16 * TCC) && TPB >= 1,
                   "tile shape");
     extern __shared__ uint4 smem[];
     if (((reinterpret_cast<size_t>(in) | reinterpret_cast<size_t>(out)) & 15) != 0) {
