@@ -77,6 +77,21 @@ def test_every_swept_tile_shape_compiles(tmp_path):
     assert len(re.findall(r"Compiling entry function '_Z19transpose_vec_tuned", log)) == n > 40
 
 
+def test_every_vec_realigned_candidate_compiles_in_its_dtype(tmp_path):
+    # The sweep's vec_realigned configurations, filtered per dtype (launch.realigned_rows_fit), are
+    # exactly what the kernel's static_assert takes: a mismatch would fail NVRTC for the whole module.
+    from profiler_report.cases.transpose.bench import config_stages
+
+    nvcc = _require_nvcc()
+    manifest = load_manifest()
+    lines = [f'#include "{manifest.source}"']
+    for dtype, ctype in ((d, CXX_TYPES[d]) for d in TRANSPOSE_DTYPES):
+        for st in config_stages(get_case("transpose"), dtype):
+            lines.append(f"template __global__ void {st.name_expression(ctype)}(const {ctype}*, {ctype}*, int, int);")
+    log = _ptxas(nvcc, tmp_path / "configs.cu", lines)
+    assert len(re.findall(r"Compiling entry function '_Z23transpose_vec_realigned", log)) == len(lines) - 1 > 30
+
+
 def test_every_padding_sweep_point_compiles(tmp_path):
     # The padding-sweep experiment instantiates one kernel per (element size, blockDim.x, pad).
     from profiler_report.cases.transpose.padding_sweep import POINTS, SOURCE, name_expression

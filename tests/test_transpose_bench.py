@@ -14,6 +14,7 @@ from profiler_report.analysis.ceilings import point_ceiling
 from profiler_report.cases import get_case
 from profiler_report.cases.transpose import bench
 from profiler_report.cases.transpose.bench import BenchRow
+from profiler_report.cases.transpose.launch import realigned_rows_fit
 from profiler_report.live import kernels as kmod
 
 CASE = get_case("transpose")
@@ -95,13 +96,23 @@ def test_every_candidate_is_timed_and_the_fastest_beyond_the_spread_runs(monkeyp
     _install(monkeypatch, TIMES, l2_bytes=0)
     rows = bench.bench_size(CASE, 33, 65, "float32", repeats=20, warmup=1, buffers=1, with_peers=False, configs=True)
     configs = _rows(rows, "config")
-    assert [r.config for r in configs] == [_cfg(tuple(map(str, c))) for c in bench.CONFIGS]
+    taken = [c for c in bench.CONFIGS if realigned_rows_fit(c[0], 4)]  # float32
+    assert [r.config for r in configs] == [_cfg(tuple(map(str, c))) for c in taken]
     assert [r.config for r in configs if r.chosen] == [_cfg(OTHER)]  # default's median 11.0 above 10.76
     (stage,) = [r for r in rows if r.name == CHOSEN.id]
     assert stage.kind == "stage" and stage.config == _cfg(OTHER) and stage.median_us == pytest.approx(10.6)
     assert "median is above its p90" in stage.note
     # The manifest's stage is not timed twice: its configuration is one of the candidates.
     assert sum(r.name.startswith(CHOSEN.id) and r.kind == "stage" for r in rows) == 1
+
+
+@pytest.mark.parametrize(("dtype", "taken", "left_out"), [("float16", ("[20,16,512]", "[24,16,512]"), ()),
+                                                        ("float32", ("[24,16,512]",), ("[20,16,512]",)),
+                                                        ("float64", (), ("[20,16,512]", "[24,16,512]"))])
+def test_candidates_are_the_tile_rows_the_kernel_takes_for_the_dtype(dtype, taken, left_out):
+    names = [s.id.split(" ", 1)[1] for s in bench.config_stages(CASE, dtype)]
+    assert all(t in names for t in taken) and not any(t in names for t in left_out)
+    assert len(names) == len(set(names)) > 8
 
 
 def test_a_default_whose_median_is_past_the_fastests_p90_gives_way_though_its_p10_is_not(monkeypatch):

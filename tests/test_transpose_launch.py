@@ -9,7 +9,12 @@ from dataclasses import replace
 import pytest
 
 from profiler_report.cases import get_case
-from profiler_report.cases.transpose.launch import dynamic_smem_bytes, launch_shape, realigned_tiles_per_block
+from profiler_report.cases.transpose.launch import (
+    dynamic_smem_bytes,
+    launch_shape,
+    realigned_rows_fit,
+    realigned_tiles_per_block,
+)
 
 REALIGNED = next(s for s in get_case("transpose").manifest.stages if s.launch == "vec_realigned")
 
@@ -31,6 +36,12 @@ def test_realigned_grid_and_shared_memory_are_what_the_gpu_ran(cfg, rows, cols, 
     st = _at(*cfg)
     assert launch_shape(st, rows, cols, dtype) == ((grid,), (cfg[2],))
     assert dynamic_smem_bytes(st, dtype) == smem
+
+
+@pytest.mark.parametrize(("v", "rows"), [(8, (16, 20, 24, 28, 32)), (4, (16, 24, 32)), (2, (16, 32))])
+def test_realigned_chunk_rows_are_whole_output_pieces(v, rows):
+    # The kernel's static_assert: 16 to 32 chunk rows, TRC * V a multiple of 32.
+    assert [t for t in range(8, 41) if realigned_rows_fit(t, v)] == list(rows)
 
 
 def test_three_arguments_are_one_tile_per_block():

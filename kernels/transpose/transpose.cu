@@ -853,8 +853,7 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
     constexpr unsigned GROUP = 32 * TCC + 64, QSTEP = GROUP * 16;
     constexpr unsigned QN = TRC * V / 32;  // chunks per thread and output row: 32 elements apart
     // 2-byte elements unroll at most 4 chunks, and 2 with the rotation or in tiles of 16 chunk rows
-    // (0-0.8 % faster than 4 at the odd float16 shapes; at 40 registers both spilled under NVRTC,
-    // hence their 48: realigned_min_blocks).
+    // (0-0.8 % faster than 4 at the odd float16 shapes).
     constexpr unsigned UNROLL = V == 8 ? (ODD || TRC == 16 ? 2 : 4) : QN;
     union Chunk { uint4 u; T e[V]; };
     const unsigned urows = rows, ucols = cols;
@@ -898,14 +897,12 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
     const unsigned seg = urows - r0;
     const unsigned last = r0 + TRC * V >= urows ? seg + (A - (((gr + 1) % A) * rm) % A) % A : d + TRC * V;
     const long long n = (long long)rows * cols;
-    // gr rows, computed here by an asm the compiler cannot hoist: computed with dst's above, it was
-    // kept live across the interior path and spilled there at 40 registers under NVRTC.
-#if !defined(REALIGNED_GROWS_ASM) || REALIGNED_GROWS_ASM
+    // gr rows, computed here by an asm the compiler cannot hoist: computed with dst above, it was kept
+    // live across the interior path and spilled there at 40 registers under NVRTC (an 8-byte store
+    // per output row: 528,900 local sectors at 8191x8193 float16, 11 % of the L2 writes; float32
+    // [16,32,512] 1.0-1.2 % of memcpy slower with it at the odd shapes, f16_tiles_run1.log).
     long long grows;
     asm volatile("mul.wide.u32 %0, %1, %2;\n" : "=l"(grows) : "r"(gr), "r"(urows));
-#else
-    const long long grows = (long long)gr * rows;
-#endif
     for (unsigned q = 0; q < QN; ++q) {
         const unsigned c = d + V * jl + 32 * q;
         if (c >= last) break;
@@ -1041,22 +1038,15 @@ __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __r
 template <typename T, int TRC, int TCC, int NT, int TPB>
 __host__ __device__ constexpr int realigned_min_blocks()
 {
-    // One stage: 1536 / NT (see below), 1280 / NT for 2-byte elements: at 40 registers their gather
-    // spilled under NVRTC at the odd shapes (ncu at 8191x8193 float16 [16,8,256]: 0.53 M local store
-    // sectors, 11 % of the kernel's L2 writes, where offline ptxas reported none), at 48 it does not,
-    // and 5 blocks of 256 threads ran 0.6-3.4 % of memcpy faster than 6 there (1.5 % slower at
-    // 8192x8192, where vec_tuned leads; scripts/experiments/results/realigned_regs_run1.log). The
-    // spilled value is the edge path's 64-bit row offset; with that path out of line 6 blocks ran
-    // level with 5 and 8 slower (threads_per_sm_run1_f16.log), so it stays inline. Two
-    // stages: as many as their shared memory lets reside (228 KB an SM, 1 KB of it reserved per
-    // block), so the registers are not cut for blocks that cannot run.
-#ifdef REALIGNED_THREADS
-    constexpr int threads = REALIGNED_THREADS;
-#else
-    constexpr int threads = sizeof(T) == 2 ? 1280 : 1536;
-#endif
-    constexpr int by_smem = 233472 / (2 * 16 * realigned_slots<16 / sizeof(T), TRC, TCC>() + 1024);
-    return TPB == 1 || by_smem >= threads / NT ? threads / NT : by_smem > 0 ? by_smem : 1;
+    // 1536 / NT blocks per SM (see below), 1280 / 256 for 2-byte elements in blocks of 256 threads:
+    // 5 ran 0.6-3.4 % of memcpy faster than 6 at the odd float16 shapes (1.5 % slower at 8192x8192,
+    // where vec_tuned leads; scripts/experiments/results/realigned_regs_run1.log, then at 40
+    // registers with a spill under NVRTC; without it, f16_tiles_run1.log: 0.8-1.3 % faster). Never
+    // more than their shared memory lets reside (228 KB an SM, 1 KB of it reserved per block; two
+    // stages take twice a tile's), so the registers are not cut for blocks that cannot run.
+    constexpr int threads = sizeof(T) == 2 && NT == 256 ? 1280 : 1536;
+    constexpr int by_smem = 233472 / ((TPB > 1 ? 2 : 1) * 16 * realigned_slots<16 / sizeof(T), TRC, TCC>() + 1024);
+    return by_smem >= threads / NT ? threads / NT : by_smem > 0 ? by_smem : 1;
 }
 
 template <typename T, int TRC = 32, int TCC = 8, int NT = 256, int TPB = 1>
@@ -1067,8 +1057,10 @@ __global__ void __launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB
     // Alignment is to 32-byte sectors (A = 2V elements), on both sides: every 8-lane cp.async
     // wavefront reads 4 whole sectors, and every warp store writes whole sectors, so L2 moves no
     // partial or twice-read sectors inside a tile (ncu at 8191x8193 float32 with 16-byte alignment:
-    // 1.6x the L2 read sectors of 8192x8192 and L2 throughput at 91 %). TPB: tiles per block (the
-    // grid is ceil(tiles / TPB)), double-buffered when above 1.
+    // 1.6x the L2 read sectors of 8192x8192 and L2 throughput at 91 %). TRC: chunk rows, 16 to 32,
+    // whole 32-element pieces of an output row (TRC V a multiple of 32: float16 20 and 24 run three
+    // blocks of 512 threads per SM, f16_tiles_run1.log). TPB: tiles per block (the grid is
+    // ceil(tiles / TPB)), double-buffered when above 1.
     static_assert(TRC >= 16 && TRC <= 32 && TRC * (16 / sizeof(T)) % 32 == 0 && TCC % 8 == 0 && (NT == 32 * TCC || NT == 16 * TCC) && TPB >= 1,
                   "tile shape");
     extern __shared__ uint4 smem[];

@@ -15,7 +15,7 @@ from profiler_report.analysis.ceilings import point_ceiling
 from profiler_report.analysis.verdicts import slower_beyond_spread
 from profiler_report.cases.base import Case
 from profiler_report.cases.manifest import Stage
-from profiler_report.cases.transpose.launch import dynamic_smem_bytes, tuned_shape
+from profiler_report.cases.transpose.launch import dynamic_smem_bytes, realigned_rows_fit, tuned_shape
 from profiler_report.live.fanout import SweepPoint
 from profiler_report.live.gpu import device_info, event_times_us, import_cupy, memcpy_fn, poison
 from profiler_report.live.kernels import Kernels, compile_module
@@ -97,28 +97,31 @@ def shape_stages(case: Case, dtype: str) -> list[Stage]:
 
 
 #: Candidate configurations of ``vec_realigned`` timed at every sweep point ([chunk rows, chunk
-#: columns, threads] and optionally tiles per block: 16 or 32 rows; 8 to 32 columns; threads = 32 or
-#: 16 x columns, as the kernel's static_assert wants): the fastest somewhere in
-#: scripts/experiments/results/README.md (16 rows for float16, 32 columns for float64, two
-#: double-buffered tiles per block for the largest float64 and float16 shapes; [16, 16, 256] and
-#: [16, 32, 512] for float32 at the odd shapes). [32, 32, 1024] (one block per SM) was the slowest
-#: everywhere.
+#: columns, threads] and optionally tiles per block: 16 to 32 rows (launch.realigned_rows_fit); 8 to
+#: 32 columns; threads = 32 or 16 x columns, as the kernel's static_assert wants): the fastest
+#: somewhere in scripts/experiments/results/README.md (16 rows for float16, 32 columns for float64,
+#: two double-buffered tiles per block for the largest float64 and float16 shapes; [16, 16, 256] and
+#: [16, 32, 512] for float32 at the odd shapes; [20, 16, 512] and [24, 16, 512], three blocks per SM,
+#: for float16 at three odd shapes). [32, 32, 1024] (one block per SM) was the slowest everywhere.
 CONFIGS = ((16, 8, 256), (16, 16, 512), (32, 8, 256), (32, 16, 256), (32, 16, 512), (32, 32, 512),
-           (16, 8, 256, 2), (16, 16, 512, 2), (32, 16, 512, 2), (32, 32, 512, 2), (16, 16, 256), (16, 32, 512))
+           (16, 8, 256, 2), (16, 16, 512, 2), (32, 16, 512, 2), (32, 32, 512, 2), (16, 16, 256), (16, 32, 512),
+           (20, 16, 512), (24, 16, 512))
 #: The launch kind whose configuration the sweep chooses per point.
 CONFIG_LAUNCH = "vec_realigned"
 
 
 def config_stages(case: Case, dtype: str) -> list[Stage]:
-    """The manifest's ``vec_realigned`` stage at every CONFIGS entry whose shared memory fits for
-    ``dtype`` (and at the manifest's own configuration where it fits); [] without the stage."""
+    """The manifest's ``vec_realigned`` stage at every CONFIGS entry that the kernel takes for
+    ``dtype`` (its rows: :func:`~profiler_report.cases.transpose.launch.realigned_rows_fit`) and whose
+    shared memory fits (and at the manifest's own configuration where it fits); [] without the stage."""
     found = [s for s in case.manifest.stages if s.launch == CONFIG_LAUNCH]
     if not found:
         return []
     base = found[-1]
     default = tuple(int(a) for a in base.targs)
-    configs = [c for c in CONFIGS if dynamic_smem_bytes(replace(base, targs=tuple(map(str, c))), dtype)
-               <= MAX_DYNAMIC_SMEM]
+    v = 16 // ITEMSIZE[dtype]
+    configs = [c for c in CONFIGS if realigned_rows_fit(c[0], v)
+               and dynamic_smem_bytes(replace(base, targs=tuple(map(str, c))), dtype) <= MAX_DYNAMIC_SMEM]
     fits = dynamic_smem_bytes(base, dtype) <= MAX_DYNAMIC_SMEM  # a default's tile may not fit this dtype
     configs += [default] if default not in configs and fits else []
     return [replace(base, id=f"{base.id} [{','.join(map(str, c))}]", targs=tuple(map(str, c))) for c in configs]

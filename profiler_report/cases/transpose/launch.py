@@ -45,6 +45,13 @@ def dynamic_smem_bytes(stage: Stage, dtype: str) -> int:
     return 0
 
 
+def realigned_rows_fit(trc: int, v: int) -> bool:
+    """Whether ``transpose_vec_realigned`` takes ``trc`` chunk rows for ``v`` elements a chunk: 16 to
+    32, and whole 32-element pieces of an output row (``trc * v`` a multiple of 32; the kernel's
+    static_assert): 20 and 24 only for 2-byte elements, 24 also for 4-byte ones."""
+    return 16 <= trc <= 32 and trc * v % 32 == 0
+
+
 def realigned_smem_bytes(trc: int, tcc: int, v: int) -> int:
     """Shared memory of ``transpose_vec_realigned`` in bytes: ``trc * v`` input rows plus a halo of
     ``2 v - 1`` (a sector), in groups of 32 rows (64 16-byte chunks for the rows' extra sectors,
