@@ -900,7 +900,7 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
     // gr rows, computed here by an asm the compiler cannot hoist: computed with dst above, it was kept
     // live across the interior path and spilled there at 40 registers under NVRTC (an 8-byte store
     // per output row: 528,900 local sectors at 8191x8193 float16, 11 % of the L2 writes; float32
-    // [16,32,512] 1.0-1.2 % of memcpy slower with it at the odd shapes, f16_tiles_run1.log).
+    // [16,32,512] 1.1-1.2 % of memcpy slower with it at the odd shapes, f16_tiles_run1.log).
     long long grows;
     asm volatile("mul.wide.u32 %0, %1, %2;\n" : "=l"(grows) : "r"(gr), "r"(urows));
     for (unsigned q = 0; q < QN; ++q) {
