@@ -1041,7 +1041,7 @@ __host__ __device__ constexpr int realigned_min_blocks()
     // 1536 / NT blocks per SM (see below), 1280 / 256 for 2-byte elements in blocks of 256 threads:
     // 5 ran 0.6-3.4 % of memcpy faster than 6 at the odd float16 shapes (1.5 % slower at 8192x8192,
     // where vec_tuned leads; scripts/experiments/results/realigned_regs_run1.log, then at 40
-    // registers with a spill under NVRTC; without it, f16_tiles_run1.log: 0.8-1.3 % faster). Never
+    // registers with a spill under NVRTC; without it, f16_tiles_run1.log: 0.8-1.4 % faster). Never
     // more than their shared memory lets reside (228 KB an SM, 1 KB of it reserved per block; two
     // stages take twice a tile's), so the registers are not cut for blocks that cannot run.
     constexpr int threads = sizeof(T) == 2 && NT == 256 ? 1280 : 1536;
