@@ -837,6 +837,32 @@ __device__ __forceinline__ bool realigned_skewed(unsigned rows)
     const unsigned delta = rows * (unsigned)sizeof(T) % 256;
     return REALIGNED_SKEW == 2 || (REALIGNED_SKEW == 1 && sizeof(T) == 2 && (delta <= 8 || delta >= 248));
 }
+template <typename T, int TCC, bool ODD>
+__device__ __forceinline__ unsigned realigned_stage_offset(unsigned ri, unsigned orow, unsigned cm)
+{
+    // Byte offset in the stage of staged row ri's element for output row orow (input column
+    // c0 + orow), cm = cols mod A: the row's segment starts (ri mod A) cm mod A elements into its
+    // first chunk; chunk columns past TCC are the row's extra sector (realigned_load's layout).
+    constexpr unsigned V = 16 / sizeof(T), A = 2 * V, GROUP = 32 * TCC + 64;
+    const unsigned p = ((ri % A) * cm) % A + orow;
+    const unsigned jr = p / V;
+    const unsigned slot = jr < TCC ? 64 + (ri % 32) * TCC + (jr ^ realigned_swizzle<V, ODD>(ri)) : 2 * (ri % 32) + jr - TCC;
+    return ((ri / 32) * GROUP + slot) * 16 + (p % V) * (unsigned)sizeof(T);
+}
+
+__device__ __forceinline__ long long realigned_flat(unsigned gr, unsigned rows, unsigned col)
+{
+    // gr rows + col, by an asm the compiler cannot hoist: computed with the interior path's offsets,
+    // gr rows was kept live across that path and spilled there at 40 registers under NVRTC (an
+    // 8-byte store per output row: 528,900 local sectors at 8191x8193 float16, 11 % of the L2
+    // writes; float32 [16,32,512] 1.1-1.2 % of memcpy slower with it at the odd shapes,
+    // f16_tiles_run1.log).
+    long long f;
+    asm volatile("mad.wide.u32 %0, %1, %2, %3;\n" : "=l"(f) : "r"(gr), "r"(rows), "l"((long long)col));
+    return f;
+}
+
+#if REALIGNED_EDGE_SERIAL  // experiment knob: the edge of commit eb21dda
 template <typename T, int TRC, int TCC, int NT, bool ODD>
 __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
                                                const char* st, unsigned r0, unsigned c0, unsigned orow)
@@ -918,6 +944,98 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
         }
     }
 }
+
+#else
+template <typename T, int TRC, int TCC, int NT, bool ODD>
+__device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
+                                               const char* st, unsigned r0, unsigned c0, unsigned orow)
+{
+    // Phase 2 for one thread's output row: a warp writes V output rows x 32 / V chunks at a time
+    // (lane = g + V * jl), the rows differing so the lanes' gathers spread over the banks. Output
+    // row gr's first owned sector starts d = -(gr * rows) mod A elements into the tile's segment;
+    // its chunk jl + (32 / V) * q covers output columns r0 + d + V * jl + 32 * q + k, i.e. staged
+    // rows d + V * jl + 32 * q + k. With rows and cols odd (ODD) every V output rows read the same
+    // word of a chunk at once (the word is orow (1 - rows cols) + cols k mod V): lane g gathers its
+    // elements starting at k = g instead, and rotates the chunk back before the store.
+    constexpr unsigned V = 16 / sizeof(T), A = 2 * V;
+    constexpr unsigned RIN = TRC * V + A - 1;
+    constexpr unsigned QSTEP = (32 * TCC + 64) * 16;  // bytes between staged rows 32 apart
+    constexpr unsigned QN = TRC * V / 32;  // chunks per thread and output row: 32 elements apart
+    // 2-byte elements unroll at most 4 chunks, and 2 with the rotation or in tiles of 16 chunk rows
+    // (0-0.8 % faster than 4 at the odd float16 shapes).
+    constexpr unsigned UNROLL = V == 8 ? (ODD || TRC == 16 ? 2 : 4) : QN;
+    union Chunk { uint4 u; T e[V]; };
+    const unsigned urows = rows, ucols = cols;
+    const unsigned cm = ucols % A, rm = urows % A;
+    const unsigned g = threadIdx.x % 32 % V, jl = (threadIdx.x % 32) / V;
+    const unsigned gr = c0 + orow;
+    const unsigned d = (A - ((gr % A) * rm) % A) % A;
+    const unsigned rot = ODD ? g : 0;
+    unsigned base[V];  // byte offset in the stage of element (k + rot) mod V of chunk 0
+#pragma unroll
+    for (unsigned k = 0; k < V; ++k) base[k] = realigned_stage_offset<T, TCC, ODD>(d + V * jl + (k + rot) % V, orow, cm);
+    T* const dst = out + (long long)gr * rows + r0 + d + V * jl;
+    // The whole chunk q stored (16 bytes, aligned).
+    auto store_chunk = [&](unsigned q) {
+        Chunk o;
+#pragma unroll
+        for (unsigned k = 0; k < V; ++k) o.e[k] = *reinterpret_cast<const T*>(st + base[k] + q * QSTEP);
+        st_global16(dst + 32 * q, ODD ? rotate_elems_right<T>(o.u, rot) : o.u);
+    };
+    if (r0 + RIN <= urows) {
+        // Every chunk of this thread is inside the matrix and whole in the stage.
+        if (realigned_skewed<T>(urows)) {
+            // Row g begins at its 32-element piece g mod QN: one warp store's V rows at different offsets.
+#pragma unroll UNROLL
+            for (unsigned q = 0; q < QN; ++q) store_chunk((q + g) % QN);
+        } else {  // a loop of its own, so the chunks in order keep compile-time offsets
+#pragma unroll UNROLL
+            for (unsigned q = 0; q < QN; ++q) store_chunk(q);
+        }
+        return;
+    }
+    // The tile at the bottom of the input owns the chunks up to the next output row's first owned
+    // sector (dn elements into it). A chunk that runs past the staged rows takes its elements up to
+    // them from the stage and the rest, the next output row's first ones (input rows e, column
+    // gr + 1), from the input: all of a chunk's loads issued before its store (element by element,
+    // each load waited for before its store, the bottom tiles of 4097x8191 float16 took several
+    // times an interior tile's time).
+    const unsigned seg = urows - r0;
+    const unsigned last = r0 + TRC * V >= urows ? seg + (A - (((gr + 1) % A) * rm) % A) % A : d + TRC * V;
+    const bool final_row = gr + 1 >= ucols;  // the matrix's last output row: no element past it
+    const long long n = (long long)rows * cols;
+    for (unsigned q = 0; q < QN; ++q) {
+        const unsigned c = d + V * jl + 32 * q;
+        if (c >= last) break;
+        if (c + V <= seg) {
+            store_chunk(q);
+            continue;
+        }
+        if (!final_row && c + V - seg <= urows) {
+            // Staged elements, then the next output row's first ones: the loads issued together.
+            Chunk o;
+#pragma unroll
+            for (unsigned k = 0; k < V; ++k) {
+                const unsigned ri = c + k;
+                T x = *reinterpret_cast<const T*>(st + realigned_stage_offset<T, TCC, ODD>(min(ri, seg - 1), orow, cm));
+                if (ri >= seg) x = in[(long long)(ri - seg) * cols + gr + 1];
+                o.e[k] = x;
+            }
+            st_global16(dst + 32 * q, o.u);
+            continue;
+        }
+        // The matrix's last output row, or fewer rows than a sector (output element f + k is then
+        // further on than the next row): element by element, up to the matrix's end.
+        const long long f = realigned_flat(gr, urows, r0 + c);
+        for (unsigned k = 0; k < V && f + k < n; ++k) {
+            const unsigned ri = c + k;
+            out[f + k] = ri < seg ? *reinterpret_cast<const T*>(st + realigned_stage_offset<T, TCC, ODD>(ri, orow, cm))
+                                  : in[((f + k) % rows) * cols + (f + k) / rows];
+        }
+    }
+}
+
+#endif
 
 template <unsigned V, unsigned TRC, unsigned TCC>
 __host__ __device__ constexpr unsigned realigned_slots()
