@@ -800,9 +800,40 @@ __device__ __forceinline__ uint4 rotate_elems_right(uint4 x, unsigned g)
     return make_uint4(w0, w1, w2, w3);
 }
 
+// Experiment knobs: REALIGNED_PREFETCH = 128 or 256 adds the L2 prefetch-size hint to the
+// stage's cp.async; REALIGNED_ST = 1 stores the output with st.global.cs, 2 with an L2 evict_first
+// cache policy.
+#ifndef REALIGNED_PREFETCH
+#define REALIGNED_PREFETCH 0
+#endif
+#ifndef REALIGNED_ST
+#define REALIGNED_ST 0
+#endif
+#if REALIGNED_PREFETCH == 128
+#define REALIGNED_CP_HINT ".L2::128B"
+#elif REALIGNED_PREFETCH == 256
+#define REALIGNED_CP_HINT ".L2::256B"
+#else
+#define REALIGNED_CP_HINT ""
+#endif
+
+__device__ __forceinline__ void realigned_st16(void* p, uint4 v)
+{
+    if (REALIGNED_ST == 1) {
+        asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
+    } else if (REALIGNED_ST == 2) {
+        unsigned long long pol;
+        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
+        asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;\n" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
+                     "r"(v.w), "l"(pol));
+    } else {
+        st_global16(p, v);
+    }
+}
+
 __device__ __forceinline__ void cp_async16_full(unsigned smem_addr, const void* gmem)
 {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr), "l"(gmem));
+    asm volatile("cp.async.cg.shared.global" REALIGNED_CP_HINT " [%0], [%1], 16;\n" ::"r"(smem_addr), "l"(gmem));
 }
 
 __device__ __forceinline__ void cp_async16_clamped(unsigned smem_addr, const void* in, long long a_bytes, long long n_bytes)
@@ -810,7 +841,7 @@ __device__ __forceinline__ void cp_async16_clamped(unsigned smem_addr, const voi
     // The chunk at byte a_bytes of an n_bytes array, zero-filled past its end (the matrix's last row).
     const long long left = n_bytes - a_bytes;
     const int bytes = left >= 16 ? 16 : left > 0 ? (int)left : 0;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr),
+    asm volatile("cp.async.cg.shared.global" REALIGNED_CP_HINT " [%0], [%1], 16, %2;\n" ::"r"(smem_addr),
                  "l"(static_cast<const char*>(in) + (bytes ? a_bytes : 0)), "r"(bytes));
 }
 
@@ -980,7 +1011,7 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
         Chunk o;
 #pragma unroll
         for (unsigned k = 0; k < V; ++k) o.e[k] = *reinterpret_cast<const T*>(st + base[k] + q * QSTEP);
-        st_global16(dst + 32 * q, ODD ? rotate_elems_right<T>(o.u, rot) : o.u);
+        realigned_st16(dst + 32 * q, ODD ? rotate_elems_right<T>(o.u, rot) : o.u);
     };
     if (r0 + RIN <= urows) {
         // Every chunk of this thread is inside the matrix and whole in the stage.
@@ -1021,7 +1052,7 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
                 if (ri >= seg) x = in[(long long)(ri - seg) * cols + gr + 1];
                 o.e[k] = x;
             }
-            st_global16(dst + 32 * q, o.u);
+            realigned_st16(dst + 32 * q, o.u);
             continue;
         }
         // The matrix's last output row, or fewer rows than a sector (output element f + k is then
