@@ -800,21 +800,18 @@ __device__ __forceinline__ uint4 rotate_elems_right(uint4 x, unsigned g)
     return make_uint4(w0, w1, w2, w3);
 }
 
-// Experiment knobs: REALIGNED_PREFETCH = 128 or 256 adds the L2 prefetch-size hint to the
-// stage's cp.async; REALIGNED_ST = 1 stores the output with st.global.cs, 2 with an L2 evict_first
-// cache policy.
+// Experiment knobs: REALIGNED_PREFETCH = 0 (never), 1 (the rule of realigned_load) or 2 (always)
+// for the L2 prefetch-size hint on the stage's cp.async; REALIGNED_ST = 1 stores the output with
+// st.global.cs, 2 with an L2 evict_first cache policy; REALIGNED_EDGE_SKEW = 0 stores the bottom
+// tiles' chunks in order.
 #ifndef REALIGNED_PREFETCH
-#define REALIGNED_PREFETCH 0
+#define REALIGNED_PREFETCH 1
 #endif
 #ifndef REALIGNED_ST
 #define REALIGNED_ST 0
 #endif
-#if REALIGNED_PREFETCH == 128
-#define REALIGNED_CP_HINT ".L2::128B"
-#elif REALIGNED_PREFETCH == 256
-#define REALIGNED_CP_HINT ".L2::256B"
-#else
-#define REALIGNED_CP_HINT ""
+#ifndef REALIGNED_EDGE_SKEW
+#define REALIGNED_EDGE_SKEW 1
 #endif
 
 __device__ __forceinline__ void realigned_st16(void* p, uint4 v)
@@ -831,18 +828,22 @@ __device__ __forceinline__ void realigned_st16(void* p, uint4 v)
     }
 }
 
-__device__ __forceinline__ void cp_async16_full(unsigned smem_addr, const void* gmem)
+__device__ __forceinline__ void cp_async16_full(unsigned smem_addr, const void* gmem, bool prefetch)
 {
-    asm volatile("cp.async.cg.shared.global" REALIGNED_CP_HINT " [%0], [%1], 16;\n" ::"r"(smem_addr), "l"(gmem));
+    // prefetch: the L2 fetches the whole 128-byte line of the chunk on a miss (see realigned_load).
+    if (prefetch) asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(smem_addr), "l"(gmem));
+    else asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr), "l"(gmem));
 }
 
-__device__ __forceinline__ void cp_async16_clamped(unsigned smem_addr, const void* in, long long a_bytes, long long n_bytes)
+__device__ __forceinline__ void cp_async16_clamped(unsigned smem_addr, const void* in, long long a_bytes, long long n_bytes,
+                                                   bool prefetch)
 {
     // The chunk at byte a_bytes of an n_bytes array, zero-filled past its end (the matrix's last row).
     const long long left = n_bytes - a_bytes;
     const int bytes = left >= 16 ? 16 : left > 0 ? (int)left : 0;
-    asm volatile("cp.async.cg.shared.global" REALIGNED_CP_HINT " [%0], [%1], 16, %2;\n" ::"r"(smem_addr),
-                 "l"(static_cast<const char*>(in) + (bytes ? a_bytes : 0)), "r"(bytes));
+    const char* src = static_cast<const char*>(in) + (bytes ? a_bytes : 0);
+    if (prefetch) asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(smem_addr), "l"(src), "r"(bytes));
+    else asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr), "l"(src), "r"(bytes));
 }
 
 #ifndef REALIGNED_SKEW
@@ -1035,9 +1036,11 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
     const unsigned last = r0 + TRC * V >= urows ? seg + (A - (((gr + 1) % A) * rm) % A) % A : d + TRC * V;
     const bool final_row = gr + 1 >= ucols;  // the matrix's last output row: no element past it
     const long long n = (long long)rows * cols;
-    for (unsigned q = 0; q < QN; ++q) {
+    const bool skew = REALIGNED_EDGE_SKEW && realigned_skewed<T>(urows);
+    for (unsigned i = 0; i < QN; ++i) {
+        const unsigned q = skew ? (i + g) % QN : i;  // the interior path's order
         const unsigned c = d + V * jl + 32 * q;
-        if (c >= last) break;
+        if (c >= last) continue;
         if (c + V <= seg) {
             store_chunk(q);
             continue;
@@ -1096,6 +1099,10 @@ __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int row
     const unsigned urows = rows, ucols = cols;
     const unsigned cm = ucols % A, rm = urows % A;
     const unsigned nr = min(rm ? RIN : TRC * V, urows - r0);
+    // Where rows start off a sector (cm != 0) the first and last sector of each row segment are
+    // shared with the neighbouring tiles, which read them at other times: the prefetch hint has the
+    // L2 fetch the whole 128-byte line at once.
+    const bool prefetch = REALIGNED_PREFETCH == 2 || (REALIGNED_PREFETCH == 1 && cm != 0);
     // A chunk can run past the array's end only in the last two rows, or when cols is under a tile.
     const bool wide = TCC * V + A <= ucols;
     const long long nbytes = (long long)rows * cols * sizeof(T);
@@ -1114,8 +1121,8 @@ __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int row
         if (ri < nr) {
             const long long a = a0 + (long long)(RPI * it) * cols;
             const unsigned dst = dsts[it % SUB] + (it / SUB) * QSTEP;
-            if (wide && r0 + ri + 2 <= urows) cp_async16_full(dst, in + a);
-            else cp_async16_clamped(dst, in, a * sizeof(T), nbytes);
+            if (wide && r0 + ri + 2 <= urows) cp_async16_full(dst, in + a, prefetch);
+            else cp_async16_clamped(dst, in, a * sizeof(T), nbytes, prefetch);
         }
     }
     if (cm) {
@@ -1126,8 +1133,8 @@ __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int row
             if (ri < nr && mx) {
                 const long long a = (long long)(r0 + ri) * cols + c0 - mx + V * (TCC + half);
                 const unsigned d = sbase + ((ri / 32) * GROUP + 2 * (ri % 32) + half) * 16;
-                if (wide && r0 + ri + 2 <= urows) cp_async16_full(d, in + a);
-                else cp_async16_clamped(d, in, a * sizeof(T), nbytes);
+                if (wide && r0 + ri + 2 <= urows) cp_async16_full(d, in + a, prefetch);
+                else cp_async16_clamped(d, in, a * sizeof(T), nbytes, prefetch);
             }
         }
     }
