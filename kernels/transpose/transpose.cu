@@ -802,16 +802,12 @@ __device__ __forceinline__ uint4 rotate_elems_right(uint4 x, unsigned g)
 
 // Experiment knobs: REALIGNED_PREFETCH = 0 (never), 1 (the rule of realigned_load) or 2 (always)
 // for the L2 prefetch-size hint on the stage's cp.async; REALIGNED_ST = 1 stores the output with
-// st.global.cs, 2 with an L2 evict_first cache policy; REALIGNED_EDGE_SKEW = 0 stores the bottom
-// tiles' chunks in order.
+// st.global.cs, 2 with an L2 evict_first cache policy.
 #ifndef REALIGNED_PREFETCH
 #define REALIGNED_PREFETCH 1
 #endif
 #ifndef REALIGNED_ST
 #define REALIGNED_ST 0
-#endif
-#ifndef REALIGNED_EDGE_SKEW
-#define REALIGNED_EDGE_SKEW 1
 #endif
 
 __device__ __forceinline__ void realigned_st16(void* p, uint4 v)
@@ -1036,11 +1032,11 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
     const unsigned last = r0 + TRC * V >= urows ? seg + (A - (((gr + 1) % A) * rm) % A) % A : d + TRC * V;
     const bool final_row = gr + 1 >= ucols;  // the matrix's last output row: no element past it
     const long long n = (long long)rows * cols;
-    const bool skew = REALIGNED_EDGE_SKEW && realigned_skewed<T>(urows);
-    for (unsigned i = 0; i < QN; ++i) {
-        const unsigned q = skew ? (i + g) % QN : i;  // the interior path's order
+    // In order: the store skew's order here ran 0.8-5.5 % of memcpy slower at the odd float16
+    // shapes (prefetch_rule_run1.log).
+    for (unsigned q = 0; q < QN; ++q) {
         const unsigned c = d + V * jl + 32 * q;
-        if (c >= last) continue;
+        if (c >= last) break;
         if (c + V <= seg) {
             store_chunk(q);
             continue;
@@ -1217,7 +1213,7 @@ __global__ void __launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB
     // whole 32-element pieces of an output row (TRC V a multiple of 32: float16 20 and 24 run three
     // blocks of 512 threads per SM, f16_tiles_run1.log). TPB: tiles per block (the grid is
     // ceil(tiles / TPB)), double-buffered when above 1.
-    static_assert(TRC >= 16 && TRC <= 32 && TRC * (16 / sizeof(T)) % 32 == 0 && TCC % 8 == 0 && (NT == 32 * TCC || NT == 16 * TCC) && TPB >= 1,
+    static_assert(TRC >= 8 && TRC <= 32 && TRC * (16 / sizeof(T)) % 32 == 0 && TCC % 8 == 0 && (NT == 32 * TCC || NT == 16 * TCC) && TPB >= 1,
                   "tile shape");
     extern __shared__ uint4 smem[];
     if (((reinterpret_cast<size_t>(in) | reinterpret_cast<size_t>(out)) & 15) != 0) {

@@ -49,7 +49,7 @@ def realigned_rows_fit(trc: int, v: int) -> bool:
     """Whether ``transpose_vec_realigned`` takes ``trc`` chunk rows for ``v`` elements a chunk: 16 to
     32, and whole 32-element pieces of an output row (``trc * v`` a multiple of 32; the kernel's
     static_assert): 20 and 28 only for 2-byte elements, 24 for 2- and 4-byte ones."""
-    return 16 <= trc <= 32 and trc * v % 32 == 0
+    return 8 <= trc <= 32 and trc * v % 32 == 0
 
 
 def realigned_smem_bytes(trc: int, tcc: int, v: int) -> int:
