@@ -106,9 +106,9 @@ def test_every_candidate_is_timed_and_the_fastest_beyond_the_spread_runs(monkeyp
     assert sum(r.name.startswith(CHOSEN.id) and r.kind == "stage" for r in rows) == 1
 
 
-@pytest.mark.parametrize(("dtype", "taken", "left_out"), [("float16", ("[20,16,512]", "[24,16,512]"), ()),
-                                                        ("float32", ("[24,16,512]",), ("[20,16,512]",)),
-                                                        ("float64", (), ("[20,16,512]", "[24,16,512]"))])
+@pytest.mark.parametrize(("dtype", "taken", "left_out"), [("float16", ("[20,16,512]", "[24,16,512]", "[8,16,256]"), ()),
+                                                        ("float32", ("[24,16,512]", "[8,16,256]"), ("[20,16,512]",)),
+                                                        ("float64", (), ("[20,16,512]", "[24,16,512]", "[8,16,256]"))])
 def test_candidates_are_the_tile_rows_the_kernel_takes_for_the_dtype(dtype, taken, left_out):
     names = [s.id.split(" ", 1)[1] for s in bench.config_stages(CASE, dtype)]
     assert all(t in names for t in taken) and not any(t in names for t in left_out)

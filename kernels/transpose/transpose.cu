@@ -800,30 +800,6 @@ __device__ __forceinline__ uint4 rotate_elems_right(uint4 x, unsigned g)
     return make_uint4(w0, w1, w2, w3);
 }
 
-// Experiment knobs: REALIGNED_PREFETCH = 0 (never), 1 (the rule of realigned_load) or 2 (always)
-// for the L2 prefetch-size hint on the stage's cp.async; REALIGNED_ST = 1 stores the output with
-// st.global.cs, 2 with an L2 evict_first cache policy.
-#ifndef REALIGNED_PREFETCH
-#define REALIGNED_PREFETCH 1
-#endif
-#ifndef REALIGNED_ST
-#define REALIGNED_ST 0
-#endif
-
-__device__ __forceinline__ void realigned_st16(void* p, uint4 v)
-{
-    if (REALIGNED_ST == 1) {
-        asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
-    } else if (REALIGNED_ST == 2) {
-        unsigned long long pol;
-        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
-        asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;\n" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
-                     "r"(v.w), "l"(pol));
-    } else {
-        st_global16(p, v);
-    }
-}
-
 __device__ __forceinline__ void cp_async16_full(unsigned smem_addr, const void* gmem, bool prefetch)
 {
     // prefetch: the L2 fetches the whole 128-byte line of the chunk on a miss (see realigned_load).
@@ -890,90 +866,6 @@ __device__ __forceinline__ long long realigned_flat(unsigned gr, unsigned rows, 
     return f;
 }
 
-#if REALIGNED_EDGE_SERIAL  // experiment knob: the edge of commit eb21dda
-template <typename T, int TRC, int TCC, int NT, bool ODD>
-__device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
-                                               const char* st, unsigned r0, unsigned c0, unsigned orow)
-{
-    // Phase 2 for one thread's output row: a warp writes V output rows x 32 / V chunks at a time
-    // (lane = g + V * jl), the rows differing so the lanes' gathers spread over the banks. Output
-    // row gr's first owned sector starts d = -(gr * rows) mod A elements into the tile's segment;
-    // its chunk jl + (32 / V) * q covers output columns r0 + d + V * jl + 32 * q + k, i.e. staged
-    // rows d + V * jl + 32 * q + k. With rows and cols odd (ODD) every V output rows read the same
-    // word of a chunk at once (the word is orow (1 - rows cols) + cols k mod V): lane g gathers its
-    // elements starting at k = g instead, and rotates the chunk back before the store.
-    constexpr unsigned V = 16 / sizeof(T), S = sizeof(T), A = 2 * V;
-    constexpr unsigned RIN = TRC * V + A - 1;
-    constexpr unsigned GROUP = 32 * TCC + 64, QSTEP = GROUP * 16;
-    constexpr unsigned QN = TRC * V / 32;  // chunks per thread and output row: 32 elements apart
-    // 2-byte elements unroll at most 4 chunks, and 2 with the rotation or in tiles of 16 chunk rows
-    // (0-0.8 % faster than 4 at the odd float16 shapes).
-    constexpr unsigned UNROLL = V == 8 ? (ODD || TRC == 16 ? 2 : 4) : QN;
-    union Chunk { uint4 u; T e[V]; };
-    const unsigned urows = rows, ucols = cols;
-    const unsigned cm = ucols % A, rm = urows % A;
-    const unsigned g = threadIdx.x % 32 % V, jl = (threadIdx.x % 32) / V;
-    const unsigned gr = c0 + orow;
-    const unsigned d = (A - ((gr % A) * rm) % A) % A;
-    const unsigned rot = ODD ? g : 0;
-    unsigned base[V];  // byte offset in the stage of element (k + rot) mod V of chunk 0
-#pragma unroll
-    for (unsigned k = 0; k < V; ++k) {
-        const unsigned ri = d + V * jl + (k + rot) % V;
-        const unsigned p = ((ri % A) * cm) % A + orow;
-        const unsigned jr = p / V;
-        const unsigned slot = jr < TCC ? 64 + (ri % 32) * TCC + (jr ^ realigned_swizzle<V, ODD>(ri)) : 2 * (ri % 32) + jr - TCC;
-        base[k] = ((ri / 32) * GROUP + slot) * 16 + (p % V) * S;
-    }
-    T* const dst = out + (long long)gr * rows + r0 + d + V * jl;
-    // The whole chunk q stored (16 bytes, aligned).
-    auto store_chunk = [&](unsigned q) {
-        Chunk o;
-#pragma unroll
-        for (unsigned k = 0; k < V; ++k) o.e[k] = *reinterpret_cast<const T*>(st + base[k] + q * QSTEP);
-        st_global16(dst + 32 * q, ODD ? rotate_elems_right<T>(o.u, rot) : o.u);
-    };
-    if (r0 + RIN <= urows) {
-        // Every chunk of this thread is inside the matrix and whole in the stage.
-        if (realigned_skewed<T>(urows)) {
-            // Row g begins at its 32-element piece g mod QN: one warp store's V rows at different offsets.
-#pragma unroll UNROLL
-            for (unsigned q = 0; q < QN; ++q) store_chunk((q + g) % QN);
-        } else {  // a loop of its own, so the chunks in order keep compile-time offsets
-#pragma unroll UNROLL
-            for (unsigned q = 0; q < QN; ++q) store_chunk(q);
-        }
-        return;
-    }
-    // The tile at the bottom of the input owns the chunks up to the next output row's first owned
-    // sector (dn elements into it); the elements of a chunk past the output row's end come from the
-    // next output row(s), read straight from the input (once per output row of the matrix).
-    const unsigned seg = urows - r0;
-    const unsigned last = r0 + TRC * V >= urows ? seg + (A - (((gr + 1) % A) * rm) % A) % A : d + TRC * V;
-    const long long n = (long long)rows * cols;
-    // gr rows, computed here by an asm the compiler cannot hoist: computed with dst above, it was kept
-    // live across the interior path and spilled there at 40 registers under NVRTC (an 8-byte store
-    // per output row: 528,900 local sectors at 8191x8193 float16, 11 % of the L2 writes; float32
-    // [16,32,512] 1.1-1.2 % of memcpy slower with it at the odd shapes, f16_tiles_run1.log).
-    long long grows;
-    asm volatile("mul.wide.u32 %0, %1, %2;\n" : "=l"(grows) : "r"(gr), "r"(urows));
-    for (unsigned q = 0; q < QN; ++q) {
-        const unsigned c = d + V * jl + 32 * q;
-        if (c >= last) break;
-        if (c + V <= seg) {
-            store_chunk(q);
-            continue;
-        }
-        for (unsigned k = 0; k < V; ++k) {
-            const long long f = grows + r0 + c + k;
-            if (f >= n) break;
-            // Element by element from the input (one chunk per output row of a bottom tile).
-            dst[32 * q + k] = c + k < seg ? in[(long long)(r0 + c + k) * cols + gr] : in[(f % rows) * cols + f / rows];
-        }
-    }
-}
-
-#else
 template <typename T, int TRC, int TCC, int NT, bool ODD>
 __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
                                                const char* st, unsigned r0, unsigned c0, unsigned orow)
@@ -1008,7 +900,7 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
         Chunk o;
 #pragma unroll
         for (unsigned k = 0; k < V; ++k) o.e[k] = *reinterpret_cast<const T*>(st + base[k] + q * QSTEP);
-        realigned_st16(dst + 32 * q, ODD ? rotate_elems_right<T>(o.u, rot) : o.u);
+        st_global16(dst + 32 * q, ODD ? rotate_elems_right<T>(o.u, rot) : o.u);
     };
     if (r0 + RIN <= urows) {
         // Every chunk of this thread is inside the matrix and whole in the stage.
@@ -1025,15 +917,16 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
     // The tile at the bottom of the input owns the chunks up to the next output row's first owned
     // sector (dn elements into it). A chunk that runs past the staged rows takes its elements up to
     // them from the stage and the rest, the next output row's first ones (input rows e, column
-    // gr + 1), from the input: all of a chunk's loads issued before its store (element by element,
-    // each load waited for before its store, the bottom tiles of 4097x8191 float16 took several
-    // times an interior tile's time).
+    // gr + 1), from the input, all of its loads issued before one 16-byte store. Element by element
+    // from the input, each load waited for before its store, float16 4097x8191 ran 4.1-5.8 % of
+    // memcpy slower, the other odd shapes 0.2-3.4 % (edge_loads_run1.log; ncu at 4097x8191
+    // [16,8,256]: 41.8 against 39.7 us).
     const unsigned seg = urows - r0;
     const unsigned last = r0 + TRC * V >= urows ? seg + (A - (((gr + 1) % A) * rm) % A) % A : d + TRC * V;
     const bool final_row = gr + 1 >= ucols;  // the matrix's last output row: no element past it
     const long long n = (long long)rows * cols;
-    // In order: the store skew's order here ran 0.8-5.5 % of memcpy slower at the odd float16
-    // shapes (prefetch_rule_run1.log).
+    // In order: the store skew's order here ran 0.5-5.4 % of memcpy slower at float16 4097x8191 and
+    // 8191x8193, level at 12345x6789 and 7919x7907 (prefetch_rule_run1.log).
     for (unsigned q = 0; q < QN; ++q) {
         const unsigned c = d + V * jl + 32 * q;
         if (c >= last) break;
@@ -1051,7 +944,7 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
                 if (ri >= seg) x = in[(long long)(ri - seg) * cols + gr + 1];
                 o.e[k] = x;
             }
-            realigned_st16(dst + 32 * q, o.u);
+            st_global16(dst + 32 * q, o.u);
             continue;
         }
         // The matrix's last output row, or fewer rows than a sector (output element f + k is then
@@ -1064,8 +957,6 @@ __device__ __forceinline__ void realigned_rows(const T* __restrict__ in, T* __re
         }
     }
 }
-
-#endif
 
 template <unsigned V, unsigned TRC, unsigned TCC>
 __host__ __device__ constexpr unsigned realigned_slots()
@@ -1097,8 +988,11 @@ __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int row
     const unsigned nr = min(rm ? RIN : TRC * V, urows - r0);
     // Where rows start off a sector (cm != 0) the first and last sector of each row segment are
     // shared with the neighbouring tiles, which read them at other times: the prefetch hint has the
-    // L2 fetch the whole 128-byte line at once.
-    const bool prefetch = REALIGNED_PREFETCH == 2 || (REALIGNED_PREFETCH == 1 && cm != 0);
+    // L2 fetch the whole 128-byte line at once. Without it the odd shapes ran 0-2.4 % of memcpy
+    // slower in every dtype; at aligned shapes it made no difference (within 0.7 %), and 256 bytes
+    // was no better (prefetch_rule_run1.log, cache_hints_run1.log, where output stores with
+    // st.global.cs or an L2 evict_first policy ran 0.5-4 % slower).
+    const bool prefetch = cm != 0;
     // A chunk can run past the array's end only in the last two rows, or when cols is under a tile.
     const bool wide = TCC * V + A <= ucols;
     const long long nbytes = (long long)rows * cols * sizeof(T);
@@ -1209,9 +1103,10 @@ __global__ void __launch_bounds__(NT, (realigned_min_blocks<T, TRC, TCC, NT, TPB
     // Alignment is to 32-byte sectors (A = 2V elements), on both sides: every 8-lane cp.async
     // wavefront reads 4 whole sectors, and every warp store writes whole sectors, so L2 moves no
     // partial or twice-read sectors inside a tile (ncu at 8191x8193 float32 with 16-byte alignment:
-    // 1.6x the L2 read sectors of 8192x8192 and L2 throughput at 91 %). TRC: chunk rows, 16 to 32,
+    // 1.6x the L2 read sectors of 8192x8192 and L2 throughput at 91 %). TRC: chunk rows, 8 to 32,
     // whole 32-element pieces of an output row (TRC V a multiple of 32: float16 20 and 24 run three
-    // blocks of 512 threads per SM, f16_tiles_run1.log). TPB: tiles per block (the grid is
+    // blocks of 512 threads per SM, f16_tiles_run1.log; float16 [8,16,256] is level with [16,8,256]
+    // at the odd shapes, small_tiles_run1.log). TPB: tiles per block (the grid is
     // ceil(tiles / TPB)), double-buffered when above 1.
     static_assert(TRC >= 8 && TRC <= 32 && TRC * (16 / sizeof(T)) % 32 == 0 && TCC % 8 == 0 && (NT == 32 * TCC || NT == 16 * TCC) && TPB >= 1,
                   "tile shape");

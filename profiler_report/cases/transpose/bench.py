@@ -97,15 +97,16 @@ def shape_stages(case: Case, dtype: str) -> list[Stage]:
 
 
 #: Candidate configurations of ``vec_realigned`` timed at every sweep point ([chunk rows, chunk
-#: columns, threads] and optionally tiles per block: 16 to 32 rows (launch.realigned_rows_fit); 8 to
+#: columns, threads] and optionally tiles per block: 8 to 32 rows (launch.realigned_rows_fit); 8 to
 #: 32 columns; threads = 32 or 16 x columns, as the kernel's static_assert wants): the fastest
 #: somewhere in scripts/experiments/results/README.md (16 rows for float16, 32 columns for float64,
 #: two double-buffered tiles per block for the largest float64 and float16 shapes; [16, 16, 256] and
 #: [16, 32, 512] for float32 at the odd shapes; [20, 16, 512] and [24, 16, 512], three blocks per SM,
-#: for float16 at three odd shapes). [32, 32, 1024] (one block per SM) was the slowest everywhere.
+#: for float16 at three odd shapes; [8, 16, 256] for float16 at two). [32, 32, 1024] (one block per
+#: SM) was the slowest everywhere.
 CONFIGS = ((16, 8, 256), (16, 16, 512), (32, 8, 256), (32, 16, 256), (32, 16, 512), (32, 32, 512),
            (16, 8, 256, 2), (16, 16, 512, 2), (32, 16, 512, 2), (32, 32, 512, 2), (16, 16, 256), (16, 32, 512),
-           (20, 16, 512), (24, 16, 512))
+           (20, 16, 512), (24, 16, 512), (8, 16, 256))
 #: The launch kind whose configuration the sweep chooses per point.
 CONFIG_LAUNCH = "vec_realigned"
 

@@ -46,9 +46,9 @@ def dynamic_smem_bytes(stage: Stage, dtype: str) -> int:
 
 
 def realigned_rows_fit(trc: int, v: int) -> bool:
-    """Whether ``transpose_vec_realigned`` takes ``trc`` chunk rows for ``v`` elements a chunk: 16 to
+    """Whether ``transpose_vec_realigned`` takes ``trc`` chunk rows for ``v`` elements a chunk: 8 to
     32, and whole 32-element pieces of an output row (``trc * v`` a multiple of 32; the kernel's
-    static_assert): 20 and 28 only for 2-byte elements, 24 for 2- and 4-byte ones."""
+    static_assert): 12, 20 and 28 only for 2-byte elements, 8 and 24 for 2- and 4-byte ones."""
     return 8 <= trc <= 32 and trc * v % 32 == 0
 
 
