@@ -222,9 +222,12 @@ def _short_of_ceiling(frame: pd.DataFrame) -> list[str]:
     if len(below):
         out.append(f"the best stage is below {CEILING_FLOOR_PCT:g} % of its ceiling at {len(below)} of {len(dram)} "
                    f"DRAM points: {points(below)}")
-    if len(short):
+    if len(short) and len(below):
         out.append(f"the best stage is below {CEILING_GOAL_PCT:g} % of its ceiling at {len(short)} more: "
                    f"{points(short)}")
+    elif len(short):
+        out.append(f"the best stage is at {CEILING_FLOOR_PCT:g} % of its ceiling or above at all {len(dram)} DRAM "
+                   f"points, below {CEILING_GOAL_PCT:g} % at {len(short)}: {points(short)}")
     if not out:
         out.append(f"the best stage is at {CEILING_GOAL_PCT:g} % of its ceiling or above at all {len(dram)} "
                    "DRAM points")
