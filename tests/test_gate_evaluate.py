@@ -137,3 +137,21 @@ def test_a_column_with_no_value_for_a_stage_says_why_not_that_metrics_are_missin
     (r,) = gate.check_run(t, live)
     assert r.verdict == "not measured"
     assert "is n/a on vec_realigned" in r.message and "without LDG" in r.message and "lacks" not in r.message
+
+
+def test_a_stage_that_validation_marks_wrong_fails_the_gate_whatever_its_counters(tmp_path, default_thresholds):
+    # The real capture with a validation.json beside it (written here) that marks smem's output wrong.
+    (tmp_path / "profile.ncu-rep").symlink_to(GOOD_REP)
+    entries = [{"stage": s, "dtype": "float32", "correct": s != "smem", "rows": 4096, "cols": 4096,
+                "message": "3 of 16777216 elements differ, first at (0, 1)" if s == "smem" else ""}
+               for s in ("naive", "smem")]
+    (tmp_path / "validation.json").write_text(json.dumps(entries))
+    results = gate.check_run(default_thresholds, load_run(tmp_path / "profile.ncu-rep"))
+    wrong = [r for r in results if r.metric == "validation"]
+    assert [(r.stage, r.verdict) for r in wrong] == [("smem", "fail")]
+    assert "3 of 16777216 elements differ" in wrong[0].message
+    # Its counter rules pass on their own: the validation result is what fails the run.
+    counted = [r for r in results if r.stage == "smem" and r.metric not in ("validation", "event_median_us")]
+    assert counted and all(r.verdict == "pass" for r in counted)
+    assert gate.exit_code(results, "warn") == 1
+    assert gate.validation_failures(load_run(GOOD_REP)) == []  # no validation.json: nothing added

@@ -7,7 +7,7 @@ Pipeline: :mod:`.grammar` (the TOML file and the rule grammar) -> :mod:`.rules` 
 """
 
 from profiler_report.analysis.compare import fmt_value
-from profiler_report.gate.evaluate import check_run, counts, exit_code
+from profiler_report.gate.evaluate import check_run, counts, exit_code, validation_failures
 from profiler_report.gate.grammar import load_thresholds, parse_rule, parse_thresholds, parse_thresholds_data
 from profiler_report.gate.output import (
     junit_tree,
@@ -23,6 +23,5 @@ from profiler_report.gate.rules import Band, Result, Rule
 __all__ = [
     "Band", "Result", "Rule", "check_run", "counts", "exit_code", "fmt_value", "junit_tree", "load_thresholds",
     "parse_rule", "parse_thresholds", "parse_thresholds_data", "results_json", "results_markdown", "results_summary",
-    "results_table",
-    "write_atomic", "write_junit",
+    "results_table", "validation_failures", "write_atomic", "write_junit",
 ]

@@ -181,7 +181,8 @@ def check_run(thresholds: Thresholds, run: Run, baseline: Run | None = None) -> 
     """Every rule judged on every stage it applies to, in file order.
 
     Rules on an optional stage the capture lacks, and rules relative to ``baseline`` when there
-    is none, come back "skipped".
+    is none, come back "skipped". A stage that the run's validation.json marks incorrect gets one
+    more result, a "fail" (metric "validation"): whatever its counters, a wrong kernel never passes.
 
     Raises:
         ThresholdsError: a required stage is missing, a raw metric name is a typo of one the
@@ -199,7 +200,16 @@ def check_run(thresholds: Thresholds, run: Run, baseline: Run | None = None) -> 
                                   f"stage not in {run.path} (optional)"))
         for stage in hits:
             results.append(_judge(rule, run, stage, baseline))
-    return results
+    return results + validation_failures(run)
+
+
+def validation_failures(run: Run) -> list[Result]:
+    """One "fail" per stage whose output the run's validation.json (beside the capture) marks
+    incorrect, with its message; [] without validation.json (a capture made elsewhere)."""
+    wrong = [v for v in run.sidecars.validation or [] if not v.get("correct", True)]
+    return [Result(v["stage"], "output matches the reference (validation.json)", "validation", math.nan, math.nan,
+                   "", "fail", f"the stage's output is wrong: {v.get('message') or 'marked incorrect'}")
+            for v in wrong]
 
 
 def _judge(rule: Rule, run: Run, stage: str, baseline: Run | None) -> Result:
