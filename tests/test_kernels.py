@@ -100,8 +100,9 @@ def _nvrtc_library():
     import importlib.util
 
     spec = importlib.util.find_spec("nvidia")
-    libs = [p for d in (spec.submodule_search_locations or []) if spec
-            for p in [os.path.join(d, "cu13", "lib")] if os.path.isfile(os.path.join(p, "libnvrtc.so.13"))]
+    roots = (spec.submodule_search_locations or []) if spec is not None else []
+    libs = [p for p in (os.path.join(d, "cu13", "lib") for d in roots)
+            if os.path.isfile(os.path.join(p, "libnvrtc.so.13"))]
     if not libs:
         if os.environ.get("CI"):
             pytest.fail("the nvidia-cuda-nvrtc wheel (pyproject.toml's test extra) is not installed on CI")
