@@ -991,7 +991,7 @@ __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int row
     // L2 fetch the whole 128-byte line at once. Without it the odd shapes ran 0-2.4 % of memcpy
     // slower in every dtype; at aligned shapes it made no difference (within 0.7 %), and 256 bytes
     // was no better (prefetch_rule_run1.log, cache_hints_run1.log, where output stores with
-    // st.global.cs or an L2 evict_first policy ran 0.5-4 % slower).
+    // st.global.cs or an L2 evict_first policy ran 0.4-4 % slower).
     const bool prefetch = cm != 0;
     // A chunk can run past the array's end only in the last two rows, or when cols is under a tile.
     const bool wide = TCC * V + A <= ucols;
