@@ -968,7 +968,7 @@ __host__ __device__ constexpr unsigned realigned_slots()
 
 template <typename T, int TRC, int TCC, int NT, bool ODD>
 __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int rows, int cols, unsigned r0, unsigned c0,
-                                               unsigned sbase)
+                                               unsigned sbase, bool narrow)
 {
     // Phase 1, issued and not waited for: staged row ri holds the chunks from the sector at or
     // before element (r0 + ri, c0): row r's segment starts m = (r * cols) % A elements into it.
@@ -997,6 +997,9 @@ __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int row
     const bool wide = TCC * V + A <= ucols;
     const long long nbytes = (long long)rows * cols * sizeof(T);
     const unsigned jr = threadIdx.x % TCC, ri0 = threadIdx.x / TCC;
+    // A narrow tile (half the columns, realigned_tiles) stages its TCC / 2 chunks and the sector past
+    // them in the chunk slots, and no extra sector.
+    const bool mine = !narrow || jr < TCC / 2 + (cm ? 2 : 0);
     const unsigned m = ((ri0 % A) * cm) % A;
     const long long a0 = (long long)(r0 + ri0) * cols + c0 - m + V * jr;
     unsigned dsts[SUB];
@@ -1008,14 +1011,14 @@ __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int row
 #pragma unroll
     for (unsigned it = 0; it < (RIN + RPI - 1) / RPI; ++it) {
         const unsigned ri = ri0 + RPI * it;
-        if (ri < nr) {
+        if (ri < nr && mine) {
             const long long a = a0 + (long long)(RPI * it) * cols;
             const unsigned dst = dsts[it % SUB] + (it / SUB) * QSTEP;
             if (wide && r0 + ri + 2 <= urows) cp_async16_full(dst, in + a, prefetch);
             else cp_async16_clamped(dst, in, a * sizeof(T), nbytes, prefetch);
         }
     }
-    if (cm) {
+    if (cm && !narrow) {
 #pragma unroll
         for (unsigned it = 0; it < (2 * RIN + NT - 1) / NT; ++it) {
             const unsigned ri = (threadIdx.x + NT * it) / 2, half = threadIdx.x % 2;
@@ -1033,13 +1036,15 @@ __device__ __forceinline__ void realigned_load(const T* __restrict__ in, int row
 
 template <typename T, int TRC, int TCC, int NT, bool ODD>
 __device__ __forceinline__ void realigned_drain(const T* __restrict__ in, T* __restrict__ out, int rows, int cols,
-                                                unsigned r0, unsigned c0, const uint4* stage)
+                                                unsigned r0, unsigned c0, const uint4* stage, bool narrow)
 {
-    // Phase 2: each warp's V output rows, once (NT = 32 TCC) or twice (NT = 16 TCC).
+    // Phase 2: each warp's V output rows, once (NT = 32 TCC) or twice (NT = 16 TCC; once in a narrow
+    // tile: the first pass's rows are its columns).
     constexpr unsigned V = 16 / sizeof(T);
     const unsigned g = threadIdx.x % 32 % V;
+    const unsigned passes = narrow ? 1 : 32 * TCC / NT;
 #pragma unroll 1
-    for (unsigned h = 0; h < 32 * TCC / NT; ++h) {
+    for (unsigned h = 0; h < passes; ++h) {
         const unsigned orow = V * (threadIdx.x / 32 + (NT / 32) * h) + g;
         if (c0 + orow >= (unsigned)cols) break;
         realigned_rows<T, TRC, TCC, NT, ODD>(in, out, rows, cols, reinterpret_cast<const char*>(stage), r0, c0, orow);
@@ -1063,18 +1068,33 @@ __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __r
     auto origin = [&](unsigned tile, unsigned& r0, unsigned& c0) {
         r0 = (tile % tiles_r) * TRC * V, c0 = (tile / tiles_r) * TCC * V;
     };
+    // A grid of ntiles + S blocks (S <= ntiles; one tile a block) splits the last S tiles into two
+    // narrow ones each, the left and right half of its columns, so that the last blocks to run are
+    // half as long: the host sizes S to the tail of the last wave (launch.py's realigned_split).
+    // Only where two output passes make a tile (NT = 16 TCC), so that half the columns is half the work.
+    constexpr bool SPLITS = TPB == 1 && NT == 16 * TCC;
+    bool narrow = false;
+    unsigned right = 0;
+    if (SPLITS && gridDim.x > ntiles) {
+        if (t >= 2 * ntiles) return;  // blocks past two narrow tiles each
+        const unsigned whole = 2 * ntiles - min(gridDim.x, 2 * ntiles);
+        narrow = t >= whole;
+        if (narrow) right = (t - whole) % 2, t = whole + (t - whole) / 2;
+    }
     unsigned r0, c0;
     origin(t, r0, c0);
-    realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, r0, c0, sbase);
+    c0 += right * (TCC * V / 2);
+    if (c0 >= ucols) return;  // the right half of a tile past the last column
+    realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, r0, c0, sbase, narrow);
     for (unsigned i = 0;; ++i) {
         const unsigned tn = t + gridDim.x, cur = TPB > 1 ? (i & 1) * SLOTS : 0;
         unsigned rn, cn;
         origin(tn, rn, cn);
-        if (TPB > 1 && tn < ntiles) realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, rn, cn, sbase + (SLOTS - cur) * 16);
+        if (TPB > 1 && tn < ntiles) realigned_load<T, TRC, TCC, NT, ODD>(in, rows, cols, rn, cn, sbase + (SLOTS - cur) * 16, false);
         if (TPB > 1 && tn < ntiles) asm volatile("cp.async.wait_group 1;\n" ::: "memory");
         else asm volatile("cp.async.wait_all;\n" ::: "memory");
         __syncthreads();
-        realigned_drain<T, TRC, TCC, NT, ODD>(in, out, rows, cols, r0, c0, smem + cur);
+        realigned_drain<T, TRC, TCC, NT, ODD>(in, out, rows, cols, r0, c0, smem + cur, narrow);
         if (TPB == 1 || tn >= ntiles) return;
         __syncthreads();  // this stage is the one the load after next writes
         t = tn, r0 = rn, c0 = cn;
