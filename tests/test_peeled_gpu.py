@@ -10,7 +10,7 @@ import pytest
 
 from profiler_report.cases import get_case
 from profiler_report.cases.transpose.bench import MAX_DYNAMIC_SMEM
-from profiler_report.cases.transpose.launch import dynamic_smem_bytes
+from profiler_report.cases.transpose.launch import dynamic_smem_bytes, realigned_splits, realigned_tail_split
 
 CASE = get_case("transpose")
 
@@ -20,13 +20,13 @@ pytestmark = pytest.mark.gpu
 #: and bottom tiles of 1, 3 and 5 rows (vec_realigned's halo runs past the matrix in the tile above).
 SHAPES = [(1, 1), (31, 65), (4097, 33), (4097, 8191), (8191, 8193), (7919, 7907), (131, 999), (257, 129),
           (261, 37)]
-#: Per stage: the manifest's configuration and the smallest one; for vec_realigned also the two with
-#: two output passes per warp, two of 16 chunk rows and two double-buffered ones of several tiles
-#: per block (the bench's candidates are also checked at every sweep point before they are timed,
-#: and by tests/test_gpu.py).
+#: Per stage: the manifest's configuration and the smallest one; for vec_realigned also three with
+#: two output passes per warp (the ones whose last wave is split), two of 16 chunk rows and two
+#: double-buffered ones of several tiles per block (the bench's candidates are also checked at every
+#: sweep point before they are timed, and by tests/test_gpu.py).
 CONFIGS = {"vec_peeled": [(32, 16, 512), (32, 8, 256)],
-           "vec_realigned": [(32, 16, 512), (32, 8, 256), (32, 16, 256), (32, 32, 512), (16, 8, 256), (16, 16, 512),
-                             (32, 16, 512, 2), (16, 8, 256, 3)]}
+           "vec_realigned": [(32, 16, 512), (32, 8, 256), (32, 16, 256), (32, 32, 512), (16, 16, 256), (16, 8, 256),
+                             (16, 16, 512), (32, 16, 512, 2), (16, 8, 256, 3)]}
 
 
 @pytest.fixture(scope="module", params=[(d, s) for d in ("float16", "float32", "float64")
@@ -68,3 +68,46 @@ def test_every_shape_stages_are_exact_on_an_unaligned_base(peeled):
         k.launch(st, src, dst, {"rows": rows, "cols": cols})
         cupy.cuda.runtime.deviceSynchronize()
         assert CASE.compare(cupy, dst, cupy.ascontiguousarray(src.T)).ok, st.id
+
+
+@pytest.mark.parametrize("split", ["every tile", "none"])
+@pytest.mark.parametrize(("rows", "cols"), SHAPES)
+def test_vec_realigned_is_exact_with_every_tile_split_and_with_none(peeled, rows, cols, split):
+    # The GPU's own rule splits some tiles at some shapes; here the resident blocks it is given force
+    # every tile narrow (more than twice the tiles) or none (1: no remainder).
+    from profiler_report.live.kernels import kernel_key, validate
+
+    k, stages = peeled
+    size = {"rows": rows, "cols": cols}
+    splitting = [s for s in stages if realigned_splits(s)]
+    if not splitting:
+        pytest.skip("vec_peeled's tiles are never split")
+    for st in splitting:
+        launch = CASE.launch(st, size, k.dtype)
+        key = (kernel_key(st), launch.block[0], launch.shared_bytes)
+        k.resident[key] = 4 * launch.grid[0] + 2 if split == "every tile" else 1
+        try:
+            v = validate(k, st, size, seed=rows * 3 + cols)
+        finally:
+            del k.resident[key]
+        assert v.correct, f"{split} split: {v.message}"
+
+
+def test_a_split_launch_adds_the_rules_blocks_for_the_gpus_resident_ones(peeled):
+    from profiler_report.live.gpu import import_cupy
+
+    cupy = import_cupy()
+    k, stages = peeled
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    splitting = [s for s in stages if realigned_splits(s)]
+    if not splitting:
+        pytest.skip("vec_peeled's tiles are never split")
+    for st in splitting:
+        launch = CASE.launch(st, {"rows": 4097, "cols": 8191}, k.dtype)
+        fn = k.module.get_function(k.names[(st.kernel, st.targs)])
+        if launch.shared_bytes > 48 * 1024:
+            fn.max_dynamic_shared_size_bytes = launch.shared_bytes
+        grid = k.grid(st, launch, fn)
+        resident = next(v for key, v in k.resident.items() if key[0] == (st.kernel, st.targs))
+        assert resident >= sms and resident % sms == 0
+        assert grid == (launch.grid[0] + realigned_tail_split(launch.grid[0], resident),)

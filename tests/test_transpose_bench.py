@@ -47,6 +47,8 @@ def _install(monkeypatch, times: dict[str, float], l2_bytes: int, wrong: set[str
     np_cupy = NumpyCupy()
     monkeypatch.setattr(bench, "import_cupy", lambda: np_cupy)
     monkeypatch.setattr(bench, "device_info", lambda: {"l2_bytes": l2_bytes})
+    monkeypatch.setattr(kmod, "resident_blocks", lambda cupy, fn, threads, shared: 132)
+    monkeypatch.setattr(kmod, "import_cupy", lambda: np_cupy)
     monkeypatch.setattr(bench, "compile_module",
                         lambda case, dtype, options=(), extra=(): (_Module(calls, set(wrong)),
                                                                    kmod._names(case, dtype, extra)))

@@ -13,6 +13,8 @@ from profiler_report.cases.transpose.launch import (
     dynamic_smem_bytes,
     launch_shape,
     realigned_rows_fit,
+    realigned_splits,
+    realigned_tail_split,
     realigned_tiles_per_block,
 )
 
@@ -55,6 +57,29 @@ def test_tiles_per_block_round_the_grid_up():
     # 1 x 1 tile at 1 x 1; 3 tiles (3 x 1 of 128-row tiles) at 2 a block: 2 blocks, the second with one.
     assert launch_shape(_at(32, 16, 512, 2), 1, 1, "float32")[0] == (1,)
     assert launch_shape(_at(32, 16, 512, 2), 300, 64, "float32")[0] == (2,)
+
+
+@pytest.mark.parametrize(("tiles", "resident", "split"), [
+    (2112, 660, 132),  # float16 4097x8191 [16,16,256] on the H200: 3.2 waves, the last 132 tiles split
+    (4160, 660, 200),  # [8,16,256] there: R = 200 of a 330-block half wave
+    (4160, 396, 0),    # float32 [16,32,512] there: R = 200 is more than half of 396
+    (1320, 660, 0),    # whole waves: nothing to split
+    (100, 660, 100),   # under half a wave: every tile
+    (100, 0, 0)])
+def test_the_tail_split_is_the_last_waves_remainder_up_to_half_a_wave(tiles, resident, split):
+    assert realigned_tail_split(tiles, resident) == split
+
+
+def test_launches_of_one_tile_a_block_and_two_passes_grow_on_the_gpu():
+    # The kernel's SPLITS: TPB 1 and NT = 16 TCC; the case hands the rule to the GPU side.
+    case = get_case("transpose")
+    assert [realigned_splits(_at(*c)) for c in ((16, 16, 256), (32, 32, 512), (16, 8, 256), (16, 16, 512),
+                                               (16, 16, 256, 2))] == [True, True, False, False, False]
+    assert not realigned_splits(next(s for s in case.manifest.stages if s.launch == "vec_tuned"))
+    size = {"rows": 4097, "cols": 8191}
+    grows = case.launch(_at(16, 16, 256), size, "float16")
+    assert grows.grid == (2112,) and grows.extra_blocks is not None and grows.extra_blocks(660) == 132
+    assert case.launch(_at(16, 8, 256), size, "float16").extra_blocks is None
 
 
 @pytest.mark.parametrize("case_name", ["transpose", "reduction"])

@@ -1069,9 +1069,12 @@ __device__ __forceinline__ void realigned_tiles(const T* __restrict__ in, T* __r
         r0 = (tile % tiles_r) * TRC * V, c0 = (tile / tiles_r) * TCC * V;
     };
     // A grid of ntiles + S blocks (S <= ntiles; one tile a block) splits the last S tiles into two
-    // narrow ones each, the left and right half of its columns, so that the last blocks to run are
-    // half as long: the host sizes S to the tail of the last wave (launch.py's realigned_split).
-    // Only where two output passes make a tile (NT = 16 TCC), so that half the columns is half the work.
+    // narrow ones each, the left and right half of its columns, so that the last wave runs half as
+    // long: the host sets S to the last wave's remainder where that is at most half a wave
+    // (launch.py's realigned_tail_split, from the occupancy API). float16 [16,16,256] gained 0.5-2.4 %
+    // of memcpy at the odd shapes (ncu: SMs idle 5-9 % of a launch, the tail), float32 and float64
+    // were level (tail_split_run1.log). Only where two output passes make a tile (NT = 16 TCC), so
+    // that half the columns is half the work.
     constexpr bool SPLITS = TPB == 1 && NT == 16 * TCC;
     bool narrow = false;
     unsigned right = 0;

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -39,11 +39,18 @@ class Work:
 
 @dataclass(frozen=True)
 class Launch:
-    """Grid and block of one launch, and its dynamic shared memory in bytes."""
+    """Grid and block of one launch, and its dynamic shared memory in bytes.
+
+    ``extra_blocks``, where set, takes the blocks the GPU holds at once for this launch (its SMs x
+    the occupancy API's blocks per SM: :func:`profiler_report.live.gpu.resident_blocks`) and gives
+    the blocks to add to ``grid[0]``: a kernel that sizes its last wave to the GPU (the transpose's
+    ``vec_realigned`` splits the tail's tiles). None: the grid as it is.
+    """
 
     grid: tuple[int, ...]
     block: tuple[int, ...]
     shared_bytes: int = 0
+    extra_blocks: Callable[[int], int] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

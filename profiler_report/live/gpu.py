@@ -48,6 +48,14 @@ def device_info() -> dict[str, Any]:
     }
 
 
+def resident_blocks(cupy: Any, kernel: Any, threads: int, shared_bytes: int) -> int:
+    """Blocks of ``kernel`` (a ``cupy.RawKernel``) the GPU holds at once with ``threads`` threads and
+    ``shared_bytes`` of dynamic shared memory a block: ``cuOccupancyMaxActiveBlocksPerMultiprocessor``
+    times the SM count (``cudaDevAttrMultiProcessorCount``)."""
+    per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, threads, shared_bytes)
+    return per_sm * cupy.cuda.Device().attributes["MultiProcessorCount"]
+
+
 def poison(cupy: Any, arr: Any) -> None:
     """Fill with all-ones bytes (NaN for floats) so unwritten elements never match."""
     arr.view(cupy.uint8).fill(0xFF)

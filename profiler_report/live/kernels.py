@@ -6,6 +6,7 @@ compared, the work model) comes from the :class:`~profiler_report.cases.base.Cas
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from typing import Any
 
 from profiler_report.cases.base import Case, Launch, Size
 from profiler_report.cases.manifest import Stage
-from profiler_report.live.gpu import Timing, event_times_us, import_cupy, memcpy_fn, poison, timing
+from profiler_report.live.gpu import Timing, event_times_us, import_cupy, memcpy_fn, poison, resident_blocks, timing
 from profiler_report.util.dtypes import ALL_CXX_TYPES
 
 #: Key of a compiled kernel: the kernel name and its template arguments after the element type.
@@ -76,6 +77,8 @@ class Kernels:
     names: dict[KernelKey, str]
     dtype: str
     case: Case
+    #: resident_blocks per (kernel key, threads, shared bytes), asked once each.
+    resident: dict[tuple[KernelKey, int, int], int] = field(default_factory=dict, repr=False)
 
     def launch(self, stage: Stage, src: Any, dst: Any, size: Size,
                profiled: Callable[[], AbstractContextManager[Any]] = nullcontext) -> None:
@@ -94,7 +97,17 @@ class Kernels:
         fn = self.module.get_function(self.names[kernel_key(kernel)])
         if shape.shared_bytes > 48 * 1024:  # above 48 KB the kernel must opt in
             fn.max_dynamic_shared_size_bytes = shape.shared_bytes
-        fn(shape.grid, shape.block, args, shared_mem=shape.shared_bytes)
+        fn(self.grid(kernel, shape, fn), shape.block, args, shared_mem=shape.shared_bytes)
+
+    def grid(self, kernel: Stage, shape: Launch, fn: Any) -> tuple[int, ...]:
+        """``shape.grid``, plus ``shape.extra_blocks`` of this GPU's resident blocks where set."""
+        if shape.extra_blocks is None:
+            return shape.grid
+        threads = math.prod(shape.block)
+        key = (kernel_key(kernel), threads, shape.shared_bytes)
+        if key not in self.resident:
+            self.resident[key] = resident_blocks(import_cupy(), fn, threads, shape.shared_bytes)
+        return (shape.grid[0] + shape.extra_blocks(self.resident[key]), *shape.grid[1:])
 
 
 @dataclass

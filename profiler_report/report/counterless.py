@@ -43,7 +43,8 @@ def _dims(shape: tuple[int, ...]) -> str:
 
 
 def _launch(case: Case, stage_id: str, prov: dict[str, Any]) -> tuple[str, str, str]:
-    """(kernel, grid, block) of a stage as the run launched it; '?' where provenance lacks the size."""
+    """(kernel, grid, block) of a stage as the run launched it; '?' where provenance lacks the size.
+    A grid that grew on the GPU (``Launch.extra_blocks``) reads "(x, 1, 1) + tail split"."""
     try:
         stage = case.manifest.stage(stage_id)
     except InputError:
@@ -52,7 +53,8 @@ def _launch(case: Case, stage_id: str, prov: dict[str, Any]) -> tuple[str, str, 
         launch = case.launch(stage, {d: int(prov[d]) for d in case.dims}, str(prov["dtype"]))
     except (KeyError, TypeError, ValueError):
         return stage.kernel, "?", "?"
-    return stage.kernel, _dims(launch.grid), _dims(launch.block)
+    grid = _dims(launch.grid) + (" + tail split" if launch.extra_blocks else "")
+    return stage.kernel, grid, _dims(launch.block)
 
 
 def timings_summary(case: Case, validation: list[dict[str, Any]], timings: list[dict[str, Any]],

@@ -7,12 +7,19 @@ Outputs are compared bit for bit with ``cupy.ascontiguousarray(a.T)`` (a copy st
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from profiler_report.cases.base import Case, Comparison, Launch, Size, Work
 from profiler_report.cases.experiment import Experiment
 from profiler_report.cases.manifest import Stage
-from profiler_report.cases.transpose.launch import LAUNCH_KINDS, dynamic_smem_bytes, launch_shape
+from profiler_report.cases.transpose.launch import (
+    LAUNCH_KINDS,
+    dynamic_smem_bytes,
+    launch_shape,
+    realigned_splits,
+    realigned_tail_split,
+)
 from profiler_report.cases.transpose.notes import block_shape_warning, tile_shape
 from profiler_report.errors import InputError
 from profiler_report.util.dtypes import ITEMSIZE
@@ -53,7 +60,9 @@ class TransposeCase(Case):
         return size
 
     def launch(self, stage: Stage, size: Size, dtype: str) -> Launch:
-        """The stage's grid, block and dynamic shared memory at ``size``.
+        """The stage's grid, block and dynamic shared memory at ``size``; a ``vec_realigned`` launch
+        that splits its last wave (:func:`~profiler_report.cases.transpose.launch.realigned_splits`)
+        adds :func:`~profiler_report.cases.transpose.launch.realigned_tail_split` blocks on the GPU.
 
         Raises:
             InputError: the grid exceeds CUDA's limits (2^31 - 1 blocks in x, 65535 in y).
@@ -63,7 +72,8 @@ class TransposeCase(Case):
             raise InputError(f"stage {stage.id} at {self.size_text(size)} {dtype} needs a grid of "
                              f"{'x'.join(map(str, grid))} blocks: CUDA allows at most 2^31 - 1 in x and 65535 in y",
                              "use fewer rows or columns, or --stages without this stage")
-        return Launch(tuple(grid), tuple(block), dynamic_smem_bytes(stage, dtype))
+        split = partial(realigned_tail_split, grid[0]) if realigned_splits(stage) else None
+        return Launch(tuple(grid), tuple(block), dynamic_smem_bytes(stage, dtype), split)
 
     def kernel_args(self, stage: Stage, inputs: Any, output: Any, size: Size) -> tuple[Any, ...]:
         import numpy as np

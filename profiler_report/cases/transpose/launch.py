@@ -31,6 +31,31 @@ def realigned_tiles_per_block(stage: Stage) -> int:
     return int(stage.targs[3]) if len(stage.targs) > 3 else 1
 
 
+def realigned_splits(stage: Stage) -> bool:
+    """Whether a ``vec_realigned`` launch splits its last wave's tiles (the kernel's SPLITS): one tile
+    a block and two output passes a tile (threads = 16 x chunk columns), so that a narrow tile, half
+    the columns, is half the work."""
+    if stage.launch != "vec_realigned" or realigned_tiles_per_block(stage) != 1:
+        return False
+    _, tcc, nt = tuned_shape(stage)
+    return nt == 16 * tcc
+
+
+def realigned_tail_split(tiles: int, resident: int) -> int:
+    """Tiles of a ``vec_realigned`` launch split into two narrow ones (the blocks its grid adds):
+    the last wave's R = ``tiles`` mod ``resident`` where R is at most half a wave of ``resident``
+    blocks (then 2R narrow tiles fill that wave at most and it runs half as long), else none.
+
+    Measured on the H200 (scripts/experiments/results/README.md, tail_split_run1.log): float16
+    +0.5 to +2.4 % of memcpy at the odd shapes with ``[16,16,256]``, level in float32 and float64;
+    splitting R at any R, or a whole wave, was no better.
+    """
+    if resident < 1:
+        return 0
+    r = tiles % resident
+    return r if r <= resident // 2 else 0
+
+
 def dynamic_smem_bytes(stage: Stage, dtype: str) -> int:
     """Dynamic shared memory of a launch in bytes: the 16-byte-chunk tiles of the deep stages (two
     staged tiles for a double-buffered ``vec_realigned``)."""
