@@ -51,7 +51,11 @@ def device_info() -> dict[str, Any]:
 def resident_blocks(cupy: Any, kernel: Any, threads: int, shared_bytes: int) -> int:
     """Blocks of ``kernel`` (a ``cupy.RawKernel``) the GPU holds at once with ``threads`` threads and
     ``shared_bytes`` of dynamic shared memory a block: ``cuOccupancyMaxActiveBlocksPerMultiprocessor``
-    times the SM count (``cudaDevAttrMultiProcessorCount``)."""
+    times the SM count (``cudaDevAttrMultiProcessorCount``).
+
+    Raises:
+        cupy.cuda.driver.CUDADriverError: the driver refuses the query (a kernel or size it cannot run).
+    """
     per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, threads, shared_bytes)
     return per_sm * cupy.cuda.Device().attributes["MultiProcessorCount"]
 
