@@ -261,7 +261,7 @@ def test_no_import_cycles():
 
 def test_own_nvtx_prefix_agrees_with_the_launcher():
     # One place names the ranges: the launcher and the loader both use cases.ranges.
-    from profiler_report.cases.ranges import nvtx_range_name, own_range
+    from profiler_report.model.ranges import nvtx_range_name, own_range
 
     assert own_range("outer/" + nvtx_range_name("transpose", "naive")) == ("transpose", "naive")
     assert own_range("pr_smem") == ("transpose", "smem")  # captures from before cases existed

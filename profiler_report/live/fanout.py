@@ -159,7 +159,7 @@ def run_point(point: SweepPoint) -> PointResult:
     back as dicts carrying WHERE_FIELDS. Runs on a Dask worker or in-process.
 
     Raises what the case's bench raises (NoGpuError without a GPU, CuPy errors)."""
-    from profiler_report.cases import get_case
+    from profiler_report.model.registry import get_case
 
     t0 = time.perf_counter()
     case = get_case(point.case)
