@@ -150,7 +150,7 @@ def test_no_vec_realigned_candidate_spills_under_nvrtc():
 
 def test_every_padding_sweep_point_compiles(tmp_path):
     # The padding-sweep experiment instantiates one kernel per (element size, blockDim.x, pad).
-    from profiler_report.cases.transpose.padding_sweep import POINTS, SOURCE, name_expression
+    from profiler_report.cases.transpose.padding_points import POINTS, SOURCE, name_expression
 
     nvcc = _require_nvcc()
     lines = [f'#include "{SOURCE}"']
