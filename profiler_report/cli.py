@@ -324,11 +324,9 @@ def summary(captures: tuple[Path, ...], fmt: str, stage_opts: tuple[str, ...], c
 def _shape_lines(rows: list[Any]) -> str:
     """The block-shape sweep's verdicts (fastest against chosen shape) and the size sweep's (where
     a peer still wins), as the report words them."""
-    from dataclasses import asdict
-
     from profiler_report.report.tables import shape_table, shape_verdicts, sweep_table, sweep_verdicts
 
-    dicts = [asdict(r) for r in rows]
+    dicts = [r.to_dict() for r in rows]
     shapes = shape_table(dicts)
     lines = [f"block-shape sweep {v}" for v in shape_verdicts(shapes)] if not shapes.empty else []
     sweep = sweep_table(dicts) if any("rows" in r and r["kind"] == "stage" for r in dicts) else None

@@ -217,9 +217,8 @@ def fanout_dir() -> Path:
 def fake_point_runner(point: Any) -> Any:
     """Run ``point`` as a test double: see the block comment above."""
     import time
-    from dataclasses import asdict
 
-    from profiler_report.cases.reduction.bench import BenchRow
+    from profiler_report.cases.reduction.bench import ReductionRow
     from profiler_report.live.fanout import WHERE_FIELDS, PointResult, where_am_i
 
     folder, key = fanout_dir(), point.key()
@@ -237,8 +236,8 @@ def fake_point_runner(point: Any) -> Any:
                 os._exit(1)
             raise RuntimeError(f"test double: CUDA error at {point.label()}")
     n = point.dims.get("n", 0)
-    rows = [asdict(BenchRow(f"stage {i} [{point.unit}]", "stage", n, point.dtype, 10.0 + i, 9.0 + i, 11.0 + i,
-                            n * 4 / ((10.0 + i) * 1e3), 100.0, "test double", "test double", size=f"n={n}"))
+    rows = [ReductionRow(f"stage {i} [{point.unit}]", "stage", {"n": n}, point.dtype, 10.0 + i, 9.0 + i, 11.0 + i,
+                         n * 4 / ((10.0 + i) * 1e3), 100.0, "test double", "test double").to_dict()
             for i in range(2)]
     where = {**where_am_i(), "pid": os.getpid()}
     for r in rows:

@@ -164,7 +164,7 @@ def run_point(point: SweepPoint) -> PointResult:
 
     t0 = time.perf_counter()
     case = get_case(point.case)
-    rows = [asdict(r) for r in case.bench_point(point)]
+    rows = [r.to_dict() for r in case.bench_point(point)]
     where = where_am_i()
     for r in rows:
         r.update({k: where[k] for k in WHERE_FIELDS})

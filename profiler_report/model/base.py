@@ -302,7 +302,8 @@ class Case:
     #: The module of the case's benchmark (GPU), imported on first use; "" when it has none. It
     #: provides ``bench_at(case, size, dtype, repeats, stages, provenance)``, ``run_all(case,
     #: quick=, repeats=)``, ``sweep_points(case, ref, quick=, repeats=)``, ``bench_point(case,
-    #: point)``, ``BenchRow``, ``table(rows)`` and ``as_json(rows, provenance)``.
+    #: point)`` and ``HARNESS`` (a :class:`profiler_report.live.bench.Harness`: the row type, the
+    #: table, the JSON); its peers are ``Peer`` entries of the harness.
     bench_module: str = ""
 
     def _bench(self, what: str) -> Any:
@@ -330,16 +331,15 @@ class Case:
 
     def bench_rows(self, dicts: list[dict[str, Any]]) -> list[Any]:
         """Bench rows back from their dicts (gathered from workers, or the point store)."""
-        row = self._bench("benchmark").BenchRow
-        return [row(**d) for d in dicts]
+        return self._bench("benchmark").HARNESS.rows(dicts)
 
     def bench_table(self, rows: list[Any]) -> str:
         """:meth:`bench` rows as the plain-text table ``profiler-report bench`` prints."""
-        return self._bench("benchmark").table(rows)
+        return self._bench("benchmark").HARNESS.table(rows)
 
     def bench_json(self, rows: list[Any], provenance: dict[str, Any]) -> dict[str, Any]:
         """:meth:`bench` rows as bench.json's content."""
-        return self._bench("benchmark").as_json(rows, provenance)
+        return self._bench("benchmark").HARNESS.as_json(rows, provenance)
 
 def _frame_in(exc: BaseException, folder: Path) -> str:
     """'path/case.py:42' of the innermost traceback frame inside ``folder``; '' when none is."""

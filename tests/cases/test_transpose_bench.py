@@ -12,8 +12,9 @@ from fakes import NumpyCupy
 
 from profiler_report.analysis.ceilings import point_ceiling
 from profiler_report.cases.transpose import bench
-from profiler_report.cases.transpose.bench import BenchRow
+from profiler_report.cases.transpose.bench import TransposeRow
 from profiler_report.cases.transpose.launch import realigned_rows_fit
+from profiler_report.live import bench as harness
 from profiler_report.live import kernels as kmod
 from profiler_report.model.registry import get_case
 
@@ -67,12 +68,12 @@ def _install(monkeypatch, times: dict[str, float], l2_bytes: int, wrong: set[str
         # Test values, not measurements: evenly spread over med -/+ 0.2 (p10/p90 about -/+ 0.16).
         return [med + 0.2 * (2 * i / (repeats - 1) - 1) for i in range(repeats)]
 
-    monkeypatch.setattr(bench, "memcpy_fn", memcpy)
-    monkeypatch.setattr(bench, "event_times_us", event_times_us)
+    monkeypatch.setattr(harness, "memcpy_fn", memcpy)
+    monkeypatch.setattr(harness, "event_times_us", event_times_us)
     return calls
 
 
-def _rows(rows: list[BenchRow], kind: str) -> list[BenchRow]:
+def _rows(rows: list[TransposeRow], kind: str) -> list[TransposeRow]:
     return [r for r in rows if r.kind == kind]
 
 
@@ -143,13 +144,13 @@ def test_dram_points_are_judged_against_memcpy_and_l2_points_against_the_fastest
     _install(monkeypatch, times, l2_bytes=0)
     dram = bench.bench_size(CASE, 32, 64, "float32", repeats=20, warmup=1, buffers=1, with_peers=False)
     assert {r.resident for r in dram} == {"DRAM"} and {r.ceiling for r in dram} == {"memcpy"}
-    assert all(r.pct_of_point_ceiling == pytest.approx(r.pct_of_memcpy) for r in dram if r.gbps == r.gbps)
+    assert all(r.pct_of_point_ceiling == pytest.approx(r.pct) for r in dram if r.gbps == r.gbps)
     _install(monkeypatch, times, l2_bytes=1 << 30)
     l2 = bench.bench_size(CASE, 32, 64, "float32", repeats=20, warmup=1, buffers=1, with_peers=False)
     assert {r.resident for r in l2} == {"L2"}
     assert {r.ceiling for r in l2} == {"L2 ceiling: copy 8B x2"}
     stage = next(r for r in l2 if r.name == "naive")
-    assert stage.pct_of_memcpy == pytest.approx(100 * 10 / 12, rel=1e-3)
+    assert stage.pct == pytest.approx(100 * 10 / 12, rel=1e-3)
     assert stage.pct_of_point_ceiling == pytest.approx(75.0, rel=1e-3)
 
 
@@ -181,7 +182,7 @@ def test_sweep_points_time_every_peer_and_candidate_at_every_size_and_dtype():
 
 
 def test_the_sweep_table_names_the_configuration_that_ran(monkeypatch):
-    from dataclasses import asdict, replace
+    from dataclasses import replace
 
     from profiler_report.report.tables import stage_label, sweep_table, sweep_verdicts
 
@@ -190,7 +191,7 @@ def test_the_sweep_table_names_the_configuration_that_ran(monkeypatch):
     stage = next(r for r in rows if r.name == CHOSEN.id)
     peer = replace(stage, name="a peer (test value)", kind="peer", config="", median_us=10.0, p10_us=9.9, p90_us=10.1,
                    gbps=stage.gbps * 1.06)
-    table = sweep_table([asdict(r) for r in [*rows, peer]])
+    table = sweep_table([r.to_dict() for r in [*rows, peer]])
     (row,) = table.to_dict("records")
     assert stage_label(row) == f"{CHOSEN.id} {_cfg(OTHER)}" and row["ceiling"] == "memcpy"
     assert row["vs_peer"] == pytest.approx(1 / 1.06)
@@ -199,7 +200,7 @@ def test_the_sweep_table_names_the_configuration_that_ran(monkeypatch):
 
 
 def test_a_suspect_fastest_peer_is_named_in_the_sweep_verdicts(monkeypatch):
-    from dataclasses import asdict, replace
+    from dataclasses import replace
 
     from profiler_report.report.tables import sweep_table, sweep_verdicts
 
@@ -210,7 +211,7 @@ def test_a_suspect_fastest_peer_is_named_in_the_sweep_verdicts(monkeypatch):
                    gbps=memcpy.gbps * 2, note="")
     bench.flag_faster_than_memcpy([memcpy, peer])
     assert "SUSPECT" in peer.note
-    verdicts = sweep_verdicts(sweep_table([asdict(r) for r in [*rows, peer]]))
+    verdicts = sweep_verdicts(sweep_table([r.to_dict() for r in [*rows, peer]]))
     assert any("a peer (test value), is faster than memcpy" in v and "suspect" in v for v in verdicts)
 
 

@@ -97,20 +97,18 @@ def test_bench_prints_the_block_shape_verdicts_the_report_shows():
     import json
     from pathlib import Path
 
-    from profiler_report.cases.transpose.bench import BenchRow
+    from profiler_report.cases.transpose.bench import TransposeRow
     from profiler_report.cli import _shape_lines
 
     sweep = Path(__file__).resolve().parents[2] / "reports" / "h200" / "sweep.json"
-    rows = [BenchRow(**r) for r in json.loads(sweep.read_text())["rows"]]
-    from dataclasses import asdict
-
+    rows = [TransposeRow.from_dict(r) for r in json.loads(sweep.read_text())["rows"]]
     from profiler_report.report.tables import sweep_table, sweep_verdicts
 
     lines = _shape_lines(rows).splitlines()
     shape_lines = [line for line in lines if line.startswith("block-shape sweep ")]
     assert len(shape_lines) == 4 and all("fastest [" in line for line in shape_lines)
     # ... and the size sweep's where-a-peer-wins lines, after them.
-    sweep = [f"sweep: {v}" for v in sweep_verdicts(sweep_table([asdict(r) for r in rows]))]
+    sweep = [f"sweep: {v}" for v in sweep_verdicts(sweep_table([r.to_dict() for r in rows]))]
     assert sweep and lines == shape_lines + sweep
     assert _shape_lines([r for r in rows if r.kind != "shape"]).splitlines() == sweep
     assert _shape_lines([r for r in rows if r.kind == "shape"]).splitlines() == shape_lines

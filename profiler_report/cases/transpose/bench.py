@@ -1,71 +1,48 @@
 """The transpose's benchmark: every stage against memcpy, copy kernels at 4, 8 and 16 bytes per
-access and the peer libraries (cupy, cuBLAS geam, torch eager and compiled, Triton, JAX), a
-block-shape sweep of the last stage, and a sweep over sizes and dtypes. GPU only."""
+access and the peer libraries (:mod:`.peers`), a block-shape sweep of ``vec_tuned``, the
+configuration candidates of ``vec_realigned`` and the choice among them, and a sweep over sizes
+and dtypes. The timing, the checks' poisoning, the peer loop, the table and the JSON are
+:mod:`profiler_report.live.bench`'s. GPU only."""
 
 from __future__ import annotations
 
-import os
-import statistics
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from profiler_report.analysis.ceilings import point_ceiling
 from profiler_report.analysis.verdicts import slower_beyond_spread
 from profiler_report.cases.transpose.launch import dynamic_smem_bytes, realigned_rows_fit, tuned_shape
+from profiler_report.cases.transpose.peers import PEERS, bits_equal
+from profiler_report.live.bench import BenchRow, Fn, Harness, Point, checked_output, relative_to
 from profiler_report.live.fanout import SweepPoint
-from profiler_report.live.gpu import device_info, event_times_us, import_cupy, memcpy_fn, poison
+from profiler_report.live.gpu import device_info, import_cupy
 from profiler_report.live.kernels import Kernels, compile_module
 from profiler_report.model.base import Case
 from profiler_report.model.manifest import Stage
 from profiler_report.util.dtypes import ITEMSIZE
 
-#: fn(src, dst): writes the result into dst and returns None, or returns its own result array
-#: (what peers like ``a.T.copy()`` do: they allocate; copying into dst would double their traffic).
-Fn = Callable[[Any, Any], Any]
-
 
 @dataclass
-class BenchRow:
-    """One timed entry: a stage, a ceiling or a peer, at one size and dtype."""
+class TransposeRow(BenchRow):
+    """A bench row of the transpose (dims rows and cols; % of memcpy): with, for the block-shape
+    sweep (kind "shape") and the configuration candidates (kind "config"), the tile in elements
+    (rows x cols of the input) and micro-blocks per thread; the ceiling the row's point is judged
+    against (:func:`judge_against_ceiling`: "memcpy" at DRAM points, "L2 ceiling: <fastest copy>"
+    at L2-resident ones) and GB/s as a % of it; and the configuration that ran ([micro-block rows,
+    cols, threads]) where the sweep chose it per point (see :func:`choose_config`)."""
 
-    name: str
-    kind: str  # "stage", "ceiling" or "peer"
-    rows: int
-    cols: int
-    dtype: str
-    median_us: float
-    p10_us: float
-    p90_us: float
-    gbps: float
-    pct_of_memcpy: float
-    timing: str  # "cuda-events" or "wall-clock"
-    note: str = ""
-    resident: str = ""  # "L2" when in + out fit in L2, else "DRAM"
-    # Block-shape sweep rows (kind "shape"): the tile in elements (rows x cols of the input),
-    # threads per block, micro-blocks per thread, and whether it is the manifest's (profiled) shape.
+    PCT_KEY = "pct_of_memcpy"
+    DIMS = ("rows", "cols")
+
     tile: str = ""
-    threads: int = 0
     per_thread: int = 0
-    chosen: bool = False
-    # Where the row's sweep point ran (live/fanout.py WHERE_FIELDS): host, GPU index, UUID, model, driver.
-    host: str = ""
-    gpu_index: str = ""
-    gpu_uuid: str = ""
-    gpu_name: str = ""
-    gpu_driver: str = ""
-    # The ceiling this row's point is judged against (:func:`judge_against_ceiling`): "memcpy" at
-    # DRAM points, "L2 ceiling: <fastest copy>" at L2-resident ones; and GB/s as a % of it.
     ceiling: str = ""
     pct_of_point_ceiling: float = float("nan")
-    # The configuration that ran ([micro-block rows, cols, threads]) where the sweep chose it per
-    # point (the vec_realigned stage row at a "sweep" point; see choose_config).
     config: str = ""
 
 
-def _bits_equal(cupy: Any, out: Any, ref: Any) -> bool:
-    return bool(cupy.array_equal(out.view(f"u{out.dtype.itemsize}"), ref.view(f"u{ref.dtype.itemsize}")))
+HARNESS = Harness(TransposeRow)
 
 
 #: Copy kernels beside the stages (ceilings): 4-, 8- and 16-byte accesses, each with 16 bytes in
@@ -130,7 +107,7 @@ def config_stages(case: Case, dtype: str) -> list[Stage]:
     return [replace(base, id=f"{base.id} [{','.join(map(str, c))}]", targs=tuple(map(str, c))) for c in configs]
 
 
-def choose_config(candidates: list[BenchRow], default: str) -> BenchRow | None:
+def choose_config(candidates: list[TransposeRow], default: str) -> TransposeRow | None:
     """The configuration that runs at a point: the candidate with the best (lowest) median, unless
     the manifest's ``default`` ("[16,16,256]") is within the run-to-run spread of it (the default's
     median not above the best's p90: :func:`~profiler_report.analysis.verdicts.slower_beyond_spread`
@@ -145,11 +122,11 @@ def choose_config(candidates: list[BenchRow], default: str) -> BenchRow | None:
     return dflt if dflt is not None and not slower_beyond_spread(dflt.median_us, best.p90_us) else best
 
 
-def judge_against_ceiling(rows: list[BenchRow]) -> None:
+def judge_against_ceiling(rows: list[TransposeRow]) -> None:
     """Set ``ceiling`` and ``pct_of_point_ceiling`` on the rows of one point (one size and dtype):
     :func:`~profiler_report.analysis.ceilings.point_ceiling` (memcpy at DRAM points, the fastest
     same-size copy at L2-resident ones)."""
-    found = point_ceiling(asdict(r) for r in rows)
+    found = point_ceiling(r.to_dict() for r in rows)
     if found is None:
         return
     label, gbps = found
@@ -169,16 +146,15 @@ def flag_faster_than_memcpy(rows: list[BenchRow]) -> None:
                                if x)
 
 
-def check_output(cupy: Any, name: str, fn: Fn, pairs: list[tuple[Any, Any]], copy: bool = False) -> str:
-    """'' when ``fn`` writes the exact transpose (or copy) of the first pair, else a message."""
-    src, dst = pairs[0]
-    poison(cupy, dst)
-    res = fn(src, dst)
-    cupy.cuda.runtime.deviceSynchronize()
-    ref = src if copy else cupy.ascontiguousarray(src.T)
-    got = dst if res is None else cupy.ascontiguousarray(cupy.from_dlpack(res))
-    view = got.reshape(ref.shape)
-    return "" if _bits_equal(cupy, view, ref) else f"{name}: output differs from the reference"
+def check(point: Point, fn: Fn, stage: Stage | None) -> str:
+    """'' when ``fn`` writes (or returns) the exact transpose of the point's first input (its copy
+    for a copy kernel), bit for bit, else what is wrong."""
+    cupy = point.cupy
+    got, src = checked_output(cupy, fn, point.pairs)
+    if got is not point.pairs[0][1]:  # a peer's own result array, of any DLPack library
+        got = cupy.ascontiguousarray(cupy.from_dlpack(got))
+    ref = src if stage is not None and stage.op == "copy" else cupy.ascontiguousarray(src.T)
+    return "" if bits_equal(cupy, got.reshape(ref.shape), ref) else "output differs from the reference"
 
 
 #: Seconds of SM work before a point's first timing. In the sweep of 2026-12-01 the three float16
@@ -203,121 +179,23 @@ def warm_sm_clocks(cupy: Any, pairs: list[tuple[Any, Any]], seconds: float = CLO
         cupy.cuda.runtime.deviceSynchronize()
 
 
-def _row(name: str, kind: str, us: list[float], rows: int, cols: int, dtype: str, timing: str,
-         l2_bytes: int, note: str = "") -> BenchRow:
-    med = statistics.median(us)
-    q = statistics.quantiles(us, n=10)
+def _point(case: Case, rows: int, cols: int, dtype: str, repeats: int, warmup: int, buffers: int) -> Point:
+    """The timing context of one size: its pairs (the SM clocks warmed on them), its bytes (read
+    and written), the bit-exact check, and a clock warm-up after a peer that built a kernel."""
+    cupy = import_cupy()
+    pairs = make_pairs(case, cupy, rows, cols, dtype, buffers)
+    warm_sm_clocks(cupy, pairs)
     nbytes = 2 * rows * cols * ITEMSIZE[dtype]
-    return BenchRow(name, kind, rows, cols, dtype, med, q[0], q[-1], nbytes / (med * 1e3), float("nan"),
-                    timing, note, "L2" if nbytes <= l2_bytes else "DRAM")
+    return Point(cupy, TransposeRow, {"rows": rows, "cols": cols}, dtype, pairs, nbytes, device_info()["l2_bytes"],
+                 check, repeats, warmup, after_slow_check=lambda: warm_sm_clocks(cupy, pairs))
 
 
-def peers(cupy: Any, dtype: str) -> dict[str, tuple[Fn | None, str]]:
-    """name -> (fn(src, dst), note); fn is None when the peer cannot run here (note says why)."""
-    out: dict[str, tuple[Fn | None, str]] = {}
-
-    out["cupy a.T.copy()"] = (lambda src, dst: src.T.copy(), "allocates its output (memory pool)")
-
-    import cupy.cublas  # a submodule: not imported by `import cupy`
-
-    def geam(src: Any, dst: Any) -> None:
-        cupy.cublas.geam("T", "N", 1.0, src, 0.0, dst, out=dst)
-
-    out["cupy.cublas.geam"] = (geam, "cuBLAS geam, C = op(A)") if dtype in ("float32", "float64") \
-        else (None, "geam has no float16")
-    try:
-        import torch
-
-        out["torch t().contiguous()"] = (lambda src, dst: torch.from_dlpack(src).t().contiguous(),
-                                         "allocates its output (caching allocator)")
-        # A fresh cache per point: each size compiles its own static kernel, as a user's process
-        # with one shape would, and never meets Dynamo's recompile limit (past it, eager runs).
-        torch._dynamo.reset()
-        compiled = torch.compile(lambda x: x.t().contiguous(), dynamic=False)
-        out["torch.compile t().contiguous()"] = (lambda src, dst: compiled(torch.from_dlpack(src)),
-                                                 "allocates its output (caching allocator)")
-        out.update(_triton_peer(torch))
-    except ImportError as exc:
-        out["torch"] = (None, f"torch not installed ({exc})")
-    return out
-
-
-def _triton_peer(torch: Any) -> dict[str, tuple[Fn | None, str]]:
-    try:
-        import triton
-        import triton.language as tl
-    except ImportError as exc:
-        return {"triton transpose": (None, f"triton not installed ({exc})")}
-
-    @triton.jit
-    def _transpose(x, y, rows, cols, BM: tl.constexpr, BN: tl.constexpr):  # noqa: N803
-        pm, pn = tl.program_id(0), tl.program_id(1)
-        r = pm * BM + tl.arange(0, BM)
-        c = pn * BN + tl.arange(0, BN)
-        mask = (r[:, None] < rows) & (c[None, :] < cols)
-        tile = tl.load(x + r[:, None] * cols + c[None, :], mask=mask)
-        tl.store(y + c[None, :] * rows + r[:, None], tile, mask=mask)
-
-    def fn(src: Any, dst: Any) -> None:
-        x, y = torch.from_dlpack(src), torch.from_dlpack(dst)
-        rows, cols = x.shape
-        grid = (triton.cdiv(rows, 64), triton.cdiv(cols, 64))
-        _transpose[grid](x, y, rows, cols, BM=64, BN=64)
-
-    return {"triton transpose": (fn, "64x64 tiles, tl.load/tl.store")}
-
-
-#: JAX is timed by wall clock (its stream is not CuPy's): each sample is one batch of this many
-#: back-to-back calls (inputs rotated) closed by block_until_ready, divided by the batch size, so
-#: dispatch overlaps the kernels as it does for the event-timed peers.
-JAX_BATCH = 10
-
-
-def jax_time(cupy: Any, pairs: list[tuple[Any, Any]], repeats: int) -> tuple[list[float] | None, str]:
-    """Wall-clock microseconds per call of a jitted ``jnp.transpose`` (batches of JAX_BATCH, see
-    there), or (None, why).
-
-    The output is checked before timing: same dtype as the input (JAX casts float64 to float32
-    unless ``jax_enable_x64`` is on: that halved the bytes and made JAX "faster than memcpy"),
-    C-contiguous as CuPy sees it through DLPack (a materialised row-major transpose, not a
-    re-layout), and bit for bit the transpose.
-    """
-    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError as exc:
-        return None, f"jax not installed ({exc})"
-    jax.config.update("jax_enable_x64", True)
-    xs = [_to_jax(jax, jnp, cupy, src) for src, _ in pairs]
-    f = jax.jit(jnp.transpose)
-    y = f(xs[0]).block_until_ready()
-    got = cupy.from_dlpack(y)
-    src = pairs[0][0]
-    if str(got.dtype) != str(src.dtype) or not got.flags.c_contiguous:
-        return None, f"jax output is {got.dtype} {'C' if got.flags.c_contiguous else 'not C'}-contiguous, not a " \
-                     f"row-major {src.dtype} transpose"
-    if not _bits_equal(cupy, got, cupy.ascontiguousarray(src.T)):
-        return None, "jax output differs from the reference"
-    del y, got
-    for x in xs:
-        f(x).block_until_ready()  # warm-up
-    us = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        outs = [f(xs[i % len(xs)]) for i in range(JAX_BATCH)]
-        jax.block_until_ready(outs)  # every call of the batch finished, not only the last
-        us.append((time.perf_counter() - t0) * 1e6 / JAX_BATCH)
-        del outs
-    return us, f"wall clock per call, batches of {JAX_BATCH} calls; jit(jnp.transpose), x64 on, output checked"
-
-
-def _to_jax(jax: Any, jnp: Any, cupy: Any, src: Any) -> Any:
-    """The CuPy array as a JAX array on the GPU: zero-copy through DLPack, else through the host."""
-    try:
-        return jax.dlpack.from_dlpack(src)
-    except Exception:  # an older jax without the protocol, or a layout it refuses
-        return jnp.asarray(cupy.asnumpy(src))
+def _kernel(point: Point, k: Kernels, name: str, kind: str, st: Stage) -> TransposeRow:
+    def launch(src: Any, dst: Any) -> None:
+        k.launch(st, src, dst, point.dims)
+    row = point.kernel(name, kind, launch, st)
+    assert isinstance(row, TransposeRow)
+    return row
 
 
 def bench_size(case: Case, rows: int, cols: int, dtype: str, *, repeats: int = 30, warmup: int = 5,
@@ -331,33 +209,33 @@ def bench_size(case: Case, rows: int, cols: int, dtype: str, *, repeats: int = 3
     and give its stage row the chosen configuration's timing (:func:`choose_config`; ``config``
     names it). Every row gets its point's ceiling (:func:`judge_against_ceiling`).
     """
-    cupy = import_cupy()
-    l2 = device_info()["l2_bytes"]
     candidates = config_stages(case, dtype) if configs else []
     module, names = compile_module(case, dtype, options, extra=COPIES + tuple(stages or ()) + tuple(candidates))
     k = Kernels(module, names, dtype, case)
-    pairs = make_pairs(case, cupy, rows, cols, dtype, buffers)
-    warm_sm_clocks(cupy, pairs)
-    rows_out = [_memcpy_row(cupy, pairs, rows, cols, dtype, repeats, warmup, l2)]
+    point = _point(case, rows, cols, dtype, repeats, warmup, buffers)
+    out: list[BenchRow] = [point.memcpy()]
     entries: list[tuple[str, str, Stage]] = [("copy (4-byte tiled)", "ceiling", case.manifest.ceiling)]
     entries += [(c.id, "ceiling", c) for c in COPIES]
     entries += [(s.id + suffix, "stage", s) for s in (stages or case.manifest.stages)
                 if not (candidates and s.launch == CONFIG_LAUNCH)]
-    rows_out += [_kernel_row(cupy, k, name, kind, st, pairs, rows, cols, repeats, warmup, l2)
-                 for name, kind, st in entries]
-    rows_out += _config_rows(cupy, k, case, candidates, pairs, rows, cols, repeats, warmup, l2)
+    out += [_kernel(point, k, name, kind, st) for name, kind, st in entries]
+    out += _config_rows(point, k, case, candidates)
     if with_peers:
-        rows_out += _peer_rows(cupy, pairs, rows, cols, dtype, repeats, warmup, l2)
-    base = rows_out[0].gbps
-    for r in rows_out:
-        r.pct_of_memcpy = 100 * r.gbps / base
-    judge_against_ceiling(rows_out)
-    flag_faster_than_memcpy(rows_out)
-    return rows_out
+        out += point.peers(PEERS)
+    relative_to(out, out[0].gbps)
+    judge_against_ceiling([r for r in out if isinstance(r, TransposeRow)])
+    flag_faster_than_memcpy(out)
+    return out
 
 
-def _config_rows(cupy: Any, k: Kernels, case: Case, candidates: list[Stage], pairs: list[tuple[Any, Any]],
-                 rows: int, cols: int, repeats: int, warmup: int, l2: int) -> list[BenchRow]:
+def _described(row: TransposeRow, st: Stage, v: int) -> TransposeRow:
+    """``row`` with the tile (elements), threads and micro-blocks per thread of ``st``'s shape."""
+    trc, tcc, nt = tuned_shape(st)
+    row.tile, row.threads, row.per_thread = f"{trc * v}x{tcc * v}", nt, trc * tcc // nt
+    return row
+
+
+def _config_rows(point: Point, k: Kernels, case: Case, candidates: list[Stage]) -> list[TransposeRow]:
     """Rows of kind "config" (one per candidate, ``chosen`` on the one :func:`choose_config` keeps)
     and, after them, the stage row: the chosen candidate's timing under the stage's own name."""
     if not candidates:
@@ -365,16 +243,14 @@ def _config_rows(cupy: Any, k: Kernels, case: Case, candidates: list[Stage], pai
     v = 16 // ITEMSIZE[k.dtype]
     out = []
     for st in candidates:
-        row = _kernel_row(cupy, k, st.id, "config", st, pairs, rows, cols, repeats, warmup, l2)
-        trc, tcc, nt = tuned_shape(st)
-        row.tile, row.threads, row.per_thread = f"{trc * v}x{tcc * v}", nt, trc * tcc // nt
+        row = _described(_kernel(point, k, st.id, "config", st), st, v)
         row.config = f"[{','.join(st.targs)}]"
         out.append(row)
     stage = next(s for s in case.manifest.stages if s.launch == CONFIG_LAUNCH)
     default = f"[{','.join(stage.targs)}]"
     chosen = choose_config(out, default)
     if chosen is None:  # every candidate wrong: the stage row says so, untimed
-        return [*out, replace(out[0], name=stage.id, kind="stage", config="", note=out[0].note)]
+        return [*out, out[0].but(name=stage.id, kind="stage", config="", note=out[0].note)]
     chosen.chosen = True
     if chosen.config == default:
         how = "the manifest's default, the fastest or its median within the fastest's p10-p90"
@@ -382,29 +258,12 @@ def _config_rows(cupy: Any, k: Kernels, case: Case, candidates: list[Stage], pai
         how = f"the fastest median; the default {default}'s median is above its p90"
     else:
         how = f"the fastest median; the default {default} did not run correctly"
-    return [*out, replace(chosen, name=stage.id, kind="stage", chosen=False,
-                          note=f"configuration {chosen.config} chosen at this point: {how}")]
+    return [*out, chosen.but(name=stage.id, kind="stage", chosen=False,
+                             note=f"configuration {chosen.config} chosen at this point: {how}")]
 
 
-def _timed(rows: list[BenchRow], config: str) -> bool:
+def _timed(rows: list[TransposeRow], config: str) -> bool:
     return any(r.config == config and r.median_us == r.median_us for r in rows)
-
-
-def _memcpy_row(cupy: Any, pairs: list[tuple[Any, Any]], rows: int, cols: int, dtype: str, repeats: int,
-                warmup: int, l2: int) -> BenchRow:
-    return _row("memcpy", "ceiling", event_times_us(memcpy_fn(cupy), pairs, repeats, warmup),
-                rows, cols, dtype, "cuda-events", l2, "cudaMemcpyAsync device-to-device")
-
-
-def _kernel_row(cupy: Any, k: Kernels, name: str, kind: str, st: Stage, pairs: list[tuple[Any, Any]],
-                rows: int, cols: int, repeats: int, warmup: int, l2: int) -> BenchRow:
-    """One kernel checked bit for bit, then event-timed; a wrong one gets NaN times and a WRONG note."""
-    def fn(src: Any, dst: Any) -> None:
-        k.launch(st, src, dst, {"rows": rows, "cols": cols})
-    bad = check_output(cupy, name, fn, pairs, copy=st.op == "copy")
-    if bad:
-        return _row(name, kind, [float("nan")] * 20, rows, cols, k.dtype, "cuda-events", l2, "WRONG: " + bad)
-    return _row(name, kind, event_times_us(fn, pairs, repeats, warmup), rows, cols, k.dtype, "cuda-events", l2)
 
 
 def bench_shapes(case: Case, rows: int, cols: int, dtype: str, *, repeats: int = 30, warmup: int = 5,
@@ -414,81 +273,21 @@ def bench_shapes(case: Case, rows: int, cols: int, dtype: str, *, repeats: int =
     Rows of kind "shape" carry the tile (input rows x cols, elements), threads per block, micro-blocks
     per thread and ``chosen`` (the shape stages.toml sets, the one the report profiles).
     """
-    cupy = import_cupy()
-    l2 = device_info()["l2_bytes"]
     shapes = shape_stages(case, dtype)
     if not shapes:
         return []
     chosen = next(s for s in case.manifest.stages if s.launch == "vec_tuned").targs
     module, names = compile_module(case, dtype, extra=tuple(shapes))
     k = Kernels(module, names, dtype, case)
-    pairs = make_pairs(case, cupy, rows, cols, dtype, buffers)
-    warm_sm_clocks(cupy, pairs)
-    out = [_memcpy_row(cupy, pairs, rows, cols, dtype, repeats, warmup, l2)]
+    point = _point(case, rows, cols, dtype, repeats, warmup, buffers)
+    out: list[BenchRow] = [point.memcpy()]
     v = 16 // ITEMSIZE[dtype]
     for st in shapes:
-        row = _kernel_row(cupy, k, st.id, "shape", st, pairs, rows, cols, repeats, warmup, l2)
-        trc, tcc, nt = tuned_shape(st)
-        row.tile, row.threads, row.per_thread = f"{trc * v}x{tcc * v}", nt, trc * tcc // nt
+        row = _described(_kernel(point, k, st.id, "shape", st), st, v)
         row.chosen = st.targs == chosen
         out.append(row)
-    for r in out:
-        r.pct_of_memcpy = 100 * r.gbps / out[0].gbps
+    relative_to(out, out[0].gbps)
     return out
-
-
-def _peer_rows(cupy: Any, pairs: list[tuple[Any, Any]], rows: int, cols: int, dtype: str, repeats: int,
-               warmup: int, l2: int) -> list[BenchRow]:
-    out = []
-    for name, (fn, note) in peers(cupy, dtype).items():
-        if fn is None:
-            out.append(_row(name, "peer", [float("nan")] * 20, rows, cols, dtype, "skipped", l2, note))
-            continue
-        try:
-            t0 = time.perf_counter()
-            bad = check_output(cupy, name, fn, pairs)
-            if time.perf_counter() - t0 > 1:  # the first call built a kernel (torch.compile): SMs idle
-                warm_sm_clocks(cupy, pairs)
-            us = [float("nan")] * 20 if bad else event_times_us(fn, pairs, repeats, warmup)
-            out.append(_row(name, "peer", us, rows, cols, dtype, "cuda-events", l2, bad or note))
-        except Exception as exc:  # a peer library failing must not stop the benchmark
-            out.append(_row(name, "peer", [float("nan")] * 20, rows, cols, dtype, "failed", l2,
-                            f"{type(exc).__name__}: {str(exc)[:160]}"))
-    try:
-        us, note = jax_time(cupy, pairs, repeats)
-    except Exception as exc:  # as for the other peers: a failing library must not stop the benchmark
-        us, note = None, f"failed: {type(exc).__name__}: {str(exc)[:160]}"
-    out.append(_row("jax.jit transpose", "peer", us or [float("nan")] * 20, rows, cols, dtype,
-                    "wall-clock" if us else ("failed" if note.startswith("failed") else "skipped"), l2, note))
-    return out
-
-
-def best_peer_gbps(rows: list[BenchRow]) -> dict[tuple[int, int, str], float]:
-    """(rows, cols, dtype) -> GB/s of the fastest peer measured at that size (peers that ran)."""
-    best: dict[tuple[int, int, str], float] = {}
-    for r in rows:
-        if r.kind == "peer" and r.gbps == r.gbps:
-            key = (r.rows, r.cols, r.dtype)
-            best[key] = max(best.get(key, 0.0), r.gbps)
-    return best
-
-
-def table(rows: list[BenchRow]) -> str:
-    """Fixed-width text table: name, kind, size, dtype, median us, p10-p90, GB/s, % memcpy, and the
-    ratio to the fastest peer measured at the same size and dtype (nan where no peer ran)."""
-    best = best_peer_gbps(rows)
-    lines = [f"{'name':<32} {'kind':<8} {'size':>12} {'dtype':<8} {'where':<5} {'median us':>10} "
-             f"{'p10-p90 us':>17} {'GB/s':>8} {'% memcpy':>9} {'x best peer':>11}  note"]
-    for r in rows:
-        ratio = r.gbps / best.get((r.rows, r.cols, r.dtype), float("nan"))
-        lines.append(f"{r.name:<32} {r.kind:<8} {f'{r.rows}x{r.cols}':>12} {r.dtype:<8} {r.resident:<5} "
-                     f"{r.median_us:10.1f} {f'{r.p10_us:.1f}-{r.p90_us:.1f}':>17} {r.gbps:8.0f} "
-                     f"{r.pct_of_memcpy:8.1f}% {ratio:10.3f}x  {r.note}")
-    return "\n".join(lines)
-
-
-def as_json(rows: list[BenchRow], provenance: dict[str, Any]) -> dict[str, Any]:
-    return {"provenance": provenance, "rows": [asdict(r) for r in rows]}
 
 
 #: Sizes of the sweep: (rows, cols), each in float16, float32 and float64. L2-resident (the 60 MB
@@ -557,4 +356,5 @@ def make_pairs(case: Case, cupy: Any, rows: int, cols: int, dtype: str, buffers:
 def bench_at(case: Case, size: dict[str, int], dtype: str, repeats: int, stages: list[Stage],
              provenance: dict[str, Any]) -> dict[str, Any]:
     """The stages against the peers at the run's size (``run --peers``): bench.json's content."""
-    return as_json(bench_size(case, size["rows"], size["cols"], dtype, repeats=repeats, stages=stages), provenance)
+    rows = bench_size(case, size["rows"], size["cols"], dtype, repeats=repeats, stages=stages)
+    return HARNESS.as_json(rows, provenance)
