@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
-import json
 import os
 import re
 import sys
@@ -24,7 +23,9 @@ from .util.dtypes import ALL_DTYPES
 from .util.fsio import require_folder_path
 
 if TYPE_CHECKING:
-    pass
+    from collections.abc import Callable
+
+    from profiler_report.util.writers import Writers
 
 #: The ``Exit codes:`` epilog of the top-level ``--help``, from :data:`errors.EXIT_CODE_TABLE`.
 EXIT_CODES = exit_codes_help()
@@ -33,6 +34,58 @@ SEE_EXIT_CODES = "Exit codes: see `profiler-report --help`."
 
 #: Most processes drawing charts for ``render``: a page has about a dozen, the slowest ~0.4 s.
 CHART_WORKERS = 8
+
+
+class _FormatChoice(click.Choice):
+    """``--format``'s choices: the names of a writers registry, loaded only when the option is
+    parsed or its help shown (so ``check`` never loads the summary's writers, nor they the gate)."""
+
+    def __init__(self, load: Callable[[], Writers[Any]]) -> None:
+        self._load = load
+        super().__init__(())
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self._load().names())
+
+    @choices.setter
+    def choices(self, value: Any) -> None:  # click's __init__ assigns it; the registry is the list
+        pass
+
+
+class _FormatOption(click.Option):
+    """``--format``: its help lists every writer's own help line, from the registry."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        assert isinstance(self.type, _FormatChoice)
+        self.help = self.type._load().help()
+        self.default = self.type.choices[0]  # the lambda's value, shown as itself rather than "(dynamic)"
+        return super().get_help_record(ctx)
+
+
+def format_option(load: Callable[[], Writers[Any]], **kw: Any) -> Any:
+    """``--format`` with its choices, default (the first writer) and help from a writers registry."""
+    choice = _FormatChoice(load)
+    return click.option("--format", "fmt", cls=_FormatOption, type=choice, show_default=True,
+                        default=lambda: choice.choices[0], **kw)
+
+
+def _summary_writers() -> Writers[Any]:
+    from profiler_report.report.outputs import SUMMARY
+
+    return SUMMARY
+
+
+def _check_writers() -> Writers[Any]:
+    from profiler_report.gate.writers import CHECK
+
+    return CHECK
+
+
+def _diff_writers() -> Writers[Any]:
+    from profiler_report.analysis.diff_output import DIFF
+
+    return DIFF
 
 
 def parse_stage_labels(values: tuple[str, ...], option: str = "--stage") -> list[tuple[str, str]]:
@@ -291,10 +344,7 @@ def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any
 
 @main.command(epilog=SEE_EXIT_CODES)
 @click.argument("captures", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", default="csv", show_default=True, type=click.Choice(["csv", "json", "markdown"]),
-              help="csv: every column; json: the schema of the report's summary.json (columns with units and "
-                   "sources, stages, expectations, deltas); markdown: the report's summary table, for "
-                   "$GITHUB_STEP_SUMMARY.")
+@format_option(_summary_writers)
 @_ladder_options
 def summary(captures: tuple[Path, ...], fmt: str, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
             case_ref: str | None) -> None:
@@ -305,20 +355,12 @@ def summary(captures: tuple[Path, ...], fmt: str, stage_opts: tuple[str, ...], c
     timings.json from a live run sits beside the capture.
     """
     from profiler_report.analysis.run import load_run
-    from profiler_report.analysis.summary import summary_json
+    from profiler_report.report.outputs import SUMMARY, SummaryInput
 
     run = load_run(_one_or_many(captures), **_ladder(stage_opts, ceiling_opts, case_ref))
-    if fmt == "csv":
-        click.echo(run.summary.to_csv(index=False), nl=False)
-    elif fmt == "json":
-        # null: not measured; never NaN or Infinity
-        click.echo(summary_json(run.analysis, run.sidecars.sanitizer), nl=False)
-    else:
-        from profiler_report.report.cells import cell_rules
-        from profiler_report.report.markdown import summary_markdown
-
-        click.echo(summary_markdown(run.analysis, _names(_one_or_many(captures)), cell_rules(run.sidecars.validation),
-                                    run.case), nl=False)
+    result = SummaryInput(run.analysis, run.sidecars.sanitizer, _names(_one_or_many(captures)),
+                          run.sidecars.validation, run.case)
+    click.echo(SUMMARY[fmt].write(result), nl=False)
 
 
 def _shape_lines(rows: list[Any]) -> str:
@@ -520,8 +562,7 @@ def _no_other_cases_thresholds(run: Any, own: Path | None) -> None:
               help="Whether a rule whose metric is not measured fails the check or only warns.")
 @click.option("--junit", type=click.Path(path_type=Path), default=None,
               help="Also write JUnit XML here (one test case per rule and stage).")
-@click.option("--format", "fmt", default="table", show_default=True, type=click.Choice(["table", "json", "markdown"]),
-              help="table: plain text; json: for scripts; markdown: for $GITHUB_STEP_SUMMARY or a PR comment.")
+@format_option(_check_writers)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--strict", is_flag=True, help="Exit 2 when CAPTURES and --baseline are not comparable.")
 @_ladder_options(gate=True)
@@ -532,6 +573,7 @@ def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Pa
     from profiler_report import gate
     from profiler_report.analysis.compare import require_comparable, run_identity
     from profiler_report.analysis.run import load_run
+    from profiler_report.gate.writers import CHECK, CheckOutcome
     from profiler_report.model.registry import get_case
 
     if thresholds_path is None and case_ref is not None:  # the case's own gate
@@ -559,15 +601,9 @@ def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Pa
             "baseline": str(baseline) if baseline else None}
     if junit is not None:
         gate.write_junit(junit, results, missing, {k: str(v) for k, v in meta.items() if v})
-    if fmt == "markdown" and not as_json:
-        click.echo(gate.results_markdown(results, missing, str(capture), str(thresholds.path)), nl=False)
-    elif as_json or fmt == "json":
-        click.echo(json.dumps(gate.results_json(results, **meta, missing=missing, not_comparable=diffs,
-                                                run=run_identity(run.capture, run.provenance),
-                                                exit_code=code), indent=2))
-    else:
-        click.echo(gate.results_table(results))
-        click.echo("\n".join(gate.results_summary(results, missing)))
+    outcome = CheckOutcome(results, missing, code, meta["capture"], thresholds.path, meta["baseline"], diffs,
+                           run_identity(run.capture, run.provenance))
+    click.echo(CHECK["json" if as_json else fmt].write(outcome), nl=False)
     if code:
         sys.exit(code)
 
@@ -581,7 +617,7 @@ def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Pa
 @click.option("--tolerance", default=0.05, show_default=True, type=click.FloatRange(min=0, max=1e6),
               help="Relative change beyond which a count or ratio is flagged.")
 @click.option("--all", "show_all", is_flag=True, help="List every compared metric, not only flagged ones.")
-@click.option("--format", "fmt", default="text", show_default=True, type=click.Choice(["text", "csv", "json"]))
+@format_option(_diff_writers)
 @click.option("--strict", is_flag=True, help="Exit 2 when OLD and NEW are not comparable.")
 @_ladder_options
 def diff(captures: tuple[Path, ...], old_opts: tuple[Path, ...], new_opts: tuple[Path, ...], tolerance: float,
@@ -595,7 +631,8 @@ def diff(captures: tuple[Path, ...], old_opts: tuple[Path, ...], new_opts: tuple
             or captures and len(captures) != 2:
         raise InputError("diff takes OLD NEW, or --old CAPTURE... --new CAPTURE...",
                          "e.g. profiler-report diff old.ncu-rep new.ncu-rep")
-    from profiler_report.analysis.compare import diff_summaries, diff_table, require_comparable
+    from profiler_report.analysis.compare import diff_summaries, require_comparable
+    from profiler_report.analysis.diff_output import DIFF, DiffOutcome
     from profiler_report.analysis.run import load_run
 
     ladder = _ladder(stage_opts, ceiling_opts, case_ref)
@@ -605,19 +642,8 @@ def diff(captures: tuple[Path, ...], old_opts: tuple[Path, ...], new_opts: tuple
     diffs = require_comparable(a, b, strict)
     _warn_not_comparable(old, new, diffs)
     frame = diff_summaries(a.summary, b.summary, tolerance)
-    if fmt == "csv":
-        click.echo(frame.to_csv(index=False), nl=False)
-        return
-    if fmt == "json":
-        click.echo(json.dumps({"old": _names(old), "new": _names(new), "tolerance": tolerance,
-                               "not_comparable": diffs, "rows": json.loads(frame.to_json(orient="records"))},
-                              indent=2))
-        return
-    flagged = frame[frame["flagged"]]
-    if show_all or len(flagged):
-        click.echo(diff_table(frame, flagged_only=not show_all))
-    click.echo(f"diff: {len(flagged)} of {len(frame)} compared values flagged beyond {tolerance:.0%}"
-               + ("" if show_all else " (--all lists every one)"))
+    outcome = DiffOutcome(frame, _names(old), _names(new), tolerance, diffs, show_all)
+    click.echo(DIFF[fmt].write(outcome), nl=False)
 
 
 def _names(path: Path | list[Path]) -> str:

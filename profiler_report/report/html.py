@@ -1,4 +1,5 @@
-"""HTML output."""
+"""The report's files: the page through its template (index.html) and the summary's data files
+(:data:`~profiler_report.report.outputs.SUMMARY`'s writers that name one)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import jinja2
 import markupsafe
 
 from profiler_report.analysis import Analysis
-from profiler_report.analysis.summary import summary_json
+from profiler_report.report.outputs import SUMMARY, SummaryInput
 from profiler_report.report.page import Page
 from profiler_report.util.fsio import atomic_write_many, ensure_dir
 from profiler_report.util.resources import resource_dir
@@ -49,11 +50,8 @@ def write_outputs(folder: Path, page: Page, analysis: Analysis, sanitizer: dict[
     """
     ensure_dir(folder)
     html = render_html(page)
-    files: dict[Path, str] = {
-        folder / "index.html": html,
-        folder / "summary.csv": analysis.summary.to_csv(index=False),
-        folder / "summary.json": summary_json(analysis, sanitizer),
-    }
+    data = SUMMARY.files(SummaryInput(analysis, sanitizer))  # summary.csv, summary.json: as `summary` prints them
+    files: dict[Path, str] = {folder / "index.html": html, **{folder / name: text for name, text in data.items()}}
     atomic_write_many(files, follow_links=False)  # a link inside the folder is replaced, never its target
     return list(files)
 
