@@ -6,16 +6,13 @@ import io
 import math
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from profiler_report.analysis import Analysis
 from profiler_report.report.tables import shape_table, sweep_table
 from profiler_report.util.fmt import fmt
-
-if TYPE_CHECKING:
-    from profiler_report.report.page import Page
 
 
 def pyplot() -> Any:
@@ -30,16 +27,19 @@ def pyplot() -> Any:
     return plt
 
 
-def bandwidth_chart_data(summary: pd.DataFrame, timings: list[dict[str, Any]] | None) -> pd.DataFrame:
+def bandwidth_chart_data(summary: pd.DataFrame, timings: list[dict[str, Any]] | None,
+                         wrong: frozenset[str] = frozenset()) -> pd.DataFrame:
     """Bars for the bandwidth chart: label, gbps, kind ("stage"|"ceiling"), source.
 
     Event-timed GB/s when timings exist (memcpy and the copy kernel as ceilings), otherwise the
-    profiled DRAM throughput ``(dram__bytes_read.sum + dram__bytes_write.sum) / duration``.
+    profiled DRAM throughput ``(dram__bytes_read.sum + dram__bytes_write.sum) / duration``: the
+    summary's figures, the ones the ladder table shows. A stage in ``wrong`` (it failed
+    validation) gets NaN: no bar, as no speed is claimed for it.
     """
     rows = []
     use_events = "event_gbps" in summary and summary["event_gbps"].notna().any()
     for r in summary.itertuples():
-        val = r.event_gbps if use_events else r.dram_throughput_gbps
+        val = math.nan if r.stage in wrong else r.event_gbps if use_events else r.dram_throughput_gbps
         rows.append({"label": r.stage, "gbps": float(val), "kind": r.role,
                      "source": "CUDA events" if use_events else "ncu DRAM throughput"})
     if use_events:
@@ -180,14 +180,14 @@ def draw_stalls(data: pd.DataFrame, stage: str, xmax: float = 0.0) -> str:
 
 
 #: A chart job: the function that draws it and its arguments (both must pickle, for ChartPool);
-#: sidecar_chart_jobs and capture_chart_jobs make them, a ChartPool runs them, fill_charts places them.
+#: sidecar_chart_jobs and capture_chart_jobs make them, a ChartPool runs them, build_page places them.
 ChartJob = tuple[Callable[..., Any], tuple[Any, ...]]
 
 
 def sidecar_chart_jobs(bench: list[dict[str, Any]] | None = None,
                        sweep: list[dict[str, Any]] | None = None) -> dict[str, ChartJob]:
-    """The charts drawn from a live run's bench.json and sweep.json alone, as jobs for
-    :func:`fill_charts`: they need no capture, so they can be drawn while it is read."""
+    """The charts drawn from a live run's bench.json and sweep.json alone: they need no capture,
+    so they can be drawn while it is read."""
     peers = peers_chart_data(bench) if bench else pd.DataFrame()
     sweep_frame = sweep_table(sweep) if sweep else pd.DataFrame()
     jobs: dict[str, ChartJob] = {}
@@ -201,33 +201,20 @@ def sidecar_chart_jobs(bench: list[dict[str, Any]] | None = None,
     return jobs
 
 
-def capture_chart_jobs(analysis: Analysis, timings: list[dict[str, Any]] | None = None) -> dict[str, ChartJob]:
-    """The charts drawn from the analysis (bandwidth overview and per stage, stalls per stage),
-    as jobs for :func:`fill_charts`."""
+def capture_chart_jobs(analysis: Analysis, timings: list[dict[str, Any]] | None = None,
+                       wrong: frozenset[str] = frozenset()) -> dict[str, ChartJob]:
+    """The charts drawn from the analysis (the bandwidth overview: no bar for a stage in
+    ``wrong``, which failed validation; stalls per stage), as jobs for a
+    :class:`~profiler_report.report.chart_pool.ChartPool`."""
     summary = analysis.summary
     stage_ids = list(summary.loc[summary["role"] == "stage", "stage"])
     jobs: dict[str, ChartJob] = {
-        "bandwidth": (bandwidth_charts, (bandwidth_chart_data(summary, timings), [None, *stage_ids])),
+        "bandwidth": (draw_bandwidth, (bandwidth_chart_data(summary, timings, wrong),)),
     }
     xmax = stall_axis_max(analysis.stalls)
     for sid in stage_ids:
         jobs[f"stalls:{sid}"] = (draw_stalls, (stall_chart_data(analysis.stalls, sid, STALL_TOP), sid, xmax))
     return jobs
-
-
-def attach_charts(page: Page, drawn: dict[str, Any], counters: str = "") -> None:
-    """Put the results of :func:`sidecar_chart_jobs` and :func:`capture_chart_jobs` into ``page``,
-    each chart's ids with a prefix of its own so that none repeats on the page; without counters
-    (``counters`` names why) no stall chart is shown."""
-    bandwidth = drawn.get("bandwidth") or {}  # None: its values could not be drawn (draw_quietly)
-    page.overview_svg = scope_ids(bandwidth.get(None, ""), "overview-")
-    for i, section in enumerate(page.stages):
-        section.bandwidth_svg = scope_ids(bandwidth.get(section.id, ""), f"bandwidth-{i}-")
-        section.stall_svg = "" if counters else scope_ids(drawn.get(f"stalls:{section.id}") or "", f"stalls-{i}-")
-        section.bank_map_svg = scope_ids(drawn.get(f"bankmap:{section.id}") or "", f"bankmap-{i}-")
-    page.peers_svg = scope_ids(drawn.get("peers") or "", "peers-")
-    page.sweep_svg = scope_ids(drawn.get("sweep") or "", "sweep-")
-    page.shapes_svg = scope_ids(drawn.get("shapes") or "", "shapes-")
 
 
 def chart_jobs(analysis: Analysis, timings: list[dict[str, Any]] | None = None,
@@ -376,3 +363,17 @@ def draw_bank_map(spec: dict[str, Any], measured: float) -> str:
     ax.set_title(f"{spec['title']}\npredicted {spec['wavefronts']} wavefront(s) per instruction (ideal "
                  f"{spec['ideal']}); measured {shown}", fontsize=8, pad=14)
     return _svg(fig)
+
+
+def bank_map_jobs(case: Any, summary: pd.DataFrame, dtype: str) -> dict[str, ChartJob]:
+    """Chart jobs (``bankmap:<stage>``) of the case's bank maps (:meth:`Case.bank_maps`), each
+    with the stage's measured shared wavefronts per load printed beside the prediction."""
+    if case is None:
+        return {}
+    rows = {str(r["stage"]): r for _, r in summary.iterrows()}
+    jobs: dict[str, ChartJob] = {}
+    for m in case.bank_maps(dtype):
+        if m["stage"] in rows:
+            measured = float(rows[m["stage"]].get("shared_wavefronts_per_load", math.nan))
+            jobs[f"bankmap:{m['stage']}"] = (draw_bank_map, (m, measured))
+    return jobs
