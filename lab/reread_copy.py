@@ -2,9 +2,9 @@
 shapes (the halo rows, the sector a row segment shares with the next tile), against the plain
 copy and memcpy at the same size (GPU).
 
-Usage: python3 scripts/experiments/reread_copy.py OUT.json [MB]   (default 128 MB: 8192x8192 float16)
+Usage: python3 lab/reread_copy.py OUT.json [MB]   (default 128 MB: 8192x8192 float16)
        ncu --clock-control none -k regex:copy_reread --metrics M,... \
-         python3 scripts/experiments/reread_copy.py OUT.json MB 1   (one launch of each variant, for ncu)
+         python3 lab/reread_copy.py OUT.json MB 1   (one launch of each variant, for ncu)
 Variant k: one group of 8 threads in k also reads the first 16 bytes of the group 256 x 8 chunks on
 (the next block's, read there too): 1 / (4k) more L2 read sectors than the copy moves (k = 1:
 1.25x, k = 2: 1.125x, k = 4: 1.0625x); the result is checked bit for bit before it is timed.

@@ -1,13 +1,13 @@
 """A CPU model of ``transpose_vec_realigned``'s index arithmetic (no GPU).
 
 Usage:
-    python3 scripts/experiments/realigned_model.py owners [TCC [NT [TRC]]]   # every element written once?
-    python3 scripts/experiments/realigned_model.py banks          # wavefronts per gather
+    python3 lab/realigned_model.py owners [TCC [NT [TRC]]]   # every element written once?
+    python3 lab/realigned_model.py banks          # wavefronts per gather
 
 ``owners`` replays both phases of the kernel for every block and thread (staged slots as a dict,
 elements as their own flat input index) at fixed and random shapes in 2-, 4- and 8-byte elements,
 and reports any output element that is wrong or written more than once. It found the bottom-tile
-ownership bug of the fifth attempt (scripts/experiments/results/README.md) before the GPU did
+ownership bug of the fifth attempt (lab/results/README.md) before the GPU did
 again. ``banks`` counts the shared-memory wavefronts of one warp's gathers (32 banks of 4 bytes;
 8-byte loads as two half-warps) for every residue of rows and cols mod 2V. The GPU tests
 (tests/test_peeled_gpu.py) are what check the kernel itself; this models the design.
@@ -165,7 +165,7 @@ def banks() -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in ("owners", "banks"):
-        print("usage: python3 scripts/experiments/realigned_model.py owners [TCC [NT [TRC]]] | banks", file=sys.stderr)
+        print("usage: python3 lab/realigned_model.py owners [TCC [NT [TRC]]] | banks", file=sys.stderr)
         sys.exit(2)
     if sys.argv[1] == "owners":
         sys.exit(owners(*(int(x) for x in sys.argv[2:5])) if len(sys.argv) > 2 else owners(8))

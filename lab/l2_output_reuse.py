@@ -1,7 +1,7 @@
 """Where torch.compile leads at L2-resident sizes: our kernels with one output buffer shared by every
 call (as a peer that allocates its output gets from its pool) against the bench's own buffer pairs (GPU).
 
-Usage: python3 scripts/experiments/l2_output_reuse.py OUT.json
+Usage: python3 lab/l2_output_reuse.py OUT.json
 
 At the three L2-resident points where the committed sweep has torch.compile ahead beyond the spread,
 one more L2 point and a DRAM one: memcpy, the 16-byte copy kernel and vec_tuned, each checked bit for

@@ -1,5 +1,5 @@
 """Launch vec_realigned float16 [16,8,256] once at 8191x8193 and at shapes away from 16 KB row
-strides, for ncu (GPU): python3 scripts/experiments/stride_ncu.py"""
+strides, for ncu (GPU): python3 lab/stride_ncu.py"""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """vec_realigned's wider tiles (NT = 16 x TCC: two output passes per warp) and its rows-and-cols-odd
 path (rotated gathers, their swizzle) against the single-pass tiles and the path turned off (GPU).
 
-Usage: python3 scripts/experiments/realigned_wide.py OUT.json [DTYPE,... [TRC,TCC,NT:...]]
+Usage: python3 lab/realigned_wide.py OUT.json [DTYPE,... [TRC,TCC,NT:...]]
 (default: every dtype at CONFIGS)
 Every configuration is checked bit for bit (bench_size's check) at small and edge shapes in every
 dtype before anything is timed; then each is event-timed at the odd shapes and two aligned ones,

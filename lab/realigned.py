@@ -1,6 +1,6 @@
 """vec_realigned against vec_peeled, memcpy and the peers at odd and aligned shapes (GPU).
 
-Usage: python3 scripts/experiments/realigned.py OUT.json [--quick]
+Usage: python3 lab/realigned.py OUT.json [--quick]
 Every kernel is checked bit for bit (bench_size's check) before it is timed; the correctness
 shapes run with a few repeats only.
 """

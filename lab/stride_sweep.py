@@ -1,6 +1,6 @@
 """vec_realigned float16 at odd shapes whose row strides are near 16 KB and away from it (GPU).
 
-Usage: python3 scripts/experiments/stride_sweep.py OUT.json
+Usage: python3 lab/stride_sweep.py OUT.json
 At 8191x8193 and 4097x8191 (input or output rows 16382-16386 bytes apart) float16 runs 5-7 points
 of memcpy below 12345x6789 and 7919x7907. Here rows and cols move one at a time away from 8192,
 both odd, so that the input stride (2 cols bytes) or the output stride (2 rows bytes) changes

@@ -1,7 +1,7 @@
 """vec_realigned with several tiles per block, double-buffered (the next tile's cp.async copies in
 flight while this one is gathered and stored), against one tile per block (GPU).
 
-Usage: python3 scripts/experiments/realigned_pipelined.py OUT.json [DTYPE,...]
+Usage: python3 lab/realigned_pipelined.py OUT.json [DTYPE,...]
 Every configuration is checked bit for bit (bench_size's check) at small, edge and odd shapes
 before anything is timed; then each is event-timed at the odd shapes and two aligned ones.
 """

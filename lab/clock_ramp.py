@@ -1,6 +1,6 @@
 """How fast single launches get after the GPU sat idle, launch by launch (GPU, no clock control).
 
-Usage: python3 scripts/experiments/clock_ramp.py OUT.json
+Usage: python3 lab/clock_ramp.py OUT.json
 
 l2_boundary.py timed the 64 MB points at 98-100 % of memcpy when each entry ran straight after
 the previous one, where the bench sweep had them at 30-75 % (single launches of 40-60 us against

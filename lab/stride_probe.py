@@ -1,7 +1,7 @@
 """vec_realigned's float16 output pattern without the transpose: whole-sector row segments at an
 output row stride S, written by 64-row tiles in three block orders (GPU).
 
-Usage: python3 scripts/experiments/stride_probe.py OUT.json
+Usage: python3 lab/stride_probe.py OUT.json
 A block of 256 threads owns one tile: 64 output rows x one SEG-byte segment of each, its bounds
 rounded up to 32-byte sectors (each sector written once, as vec_realigned's tiles own theirs:
 SEG 256 is the float16 [16,8,256] tile, 512 the [32,8,256] one). With READ the block first reads

@@ -1,6 +1,6 @@
 """The 64 MB sweep points (in + out just past the L2) under four L2 states (GPU).
 
-Usage: python3 scripts/experiments/l2_boundary.py OUT.json
+Usage: python3 lab/l2_boundary.py OUT.json
 
 At float16 4096x4096, 8192x2048 and float64 2048x2048 (32 MiB a matrix; the H200's L2 is 60 MiB)
 the bench sweep timed memcpy, the copy kernels and the stages bimodally (single launches 19 us or

@@ -1,6 +1,6 @@
 """Event timing with and without the stream held while the host queues the launches (GPU).
 
-Usage: python3 scripts/experiments/held_timing.py OUT.json
+Usage: python3 lab/held_timing.py OUT.json
 
 At two L2-resident sizes, a 64 MB point and a DRAM one: memcpy, the 16-byte copy kernel, vec_tuned,
 cuBLAS geam and the Triton peer (float32; the Triton row where torch and triton import), each checked

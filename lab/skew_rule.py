@@ -1,8 +1,8 @@
 """vec_realigned's float16 store skew as committed (on where the output row stride is within 16
 bytes of a multiple of 256) against it turned off (``-DREALIGNED_SKEW=0``) (GPU).
 
-Usage: python3 scripts/experiments/skew_rule.py OUT.json        (checks, then timings)
-       python3 scripts/experiments/skew_rule.py OUT.json ncu    (one launch of each, for ncu)
+Usage: python3 lab/skew_rule.py OUT.json        (checks, then timings)
+       python3 lab/skew_rule.py OUT.json ncu    (one launch of each, for ncu)
 Every float16 bench candidate is checked bit for bit (bench_size's check) at the 17 shapes of
 realigned_wide.py first; then each point is event-timed, 20 repeats, two rounds.
 """

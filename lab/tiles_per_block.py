@@ -1,6 +1,6 @@
 """More double-buffered tiles per block at the largest aligned float64 shapes (GPU).
 
-Usage: python3 scripts/experiments/tiles_per_block.py OUT.json
+Usage: python3 lab/tiles_per_block.py OUT.json
 Each configuration is checked bit for bit (bench_size's check) at the 17 shapes of
 realigned_wide.py in float64 first; then all are event-timed (20 repeats) at 16384x16384 and
 8192x16384 float64, in two rounds in the same process.

@@ -1,6 +1,6 @@
 """Launch vec_realigned once per (configuration, shape, dtype) with one and four tiles per block, for
 `ncu` (GPU): ncu --clock-control none --set full -k regex:transpose_vec_realigned -o R
-python3 scripts/experiments/realigned_pipelined_ncu.py"""
+python3 lab/realigned_pipelined_ncu.py"""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 (``-DREALIGNED_SKEW=2``) against never (``=0``) at output row strides 2 to 34 bytes off a
 multiple of 256 (GPU).
 
-Usage: python3 scripts/experiments/skew_threshold.py OUT.json
+Usage: python3 lab/skew_threshold.py OUT.json
 Rows 8177 to 8209 at 8193 cols: the output row stride, 2 rows bytes, is 16354 to 16418, i.e.
 -30 to +34 bytes from 64 x 256. Each kernel is checked bit for bit at its point (bench_size's
 check) and event-timed, 20 repeats, two rounds, in the same process.

@@ -1,6 +1,6 @@
 """vec_peeled against vec_tuned, memcpy and torch.compile at odd and aligned shapes (GPU).
 
-Usage: python3 scripts/experiments/peeled.py OUT.json [--quick]
+Usage: python3 lab/peeled.py OUT.json [--quick]
 Every kernel is checked bit for bit (bench_size's check) before it is timed; the correctness
 shapes run with a few repeats only.
 """
