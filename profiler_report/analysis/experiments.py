@@ -1,5 +1,5 @@
 """A case's experiments (the transpose's padding sweep): each one's own capture and sidecar read
-once, into the table the page shows (:class:`~profiler_report.cases.experiment.ExperimentTable`)."""
+once, into the table the page shows (:class:`~profiler_report.model.experiment.ExperimentTable`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from profiler_report.capture.load import read_capture
-from profiler_report.cases.base import Case
-from profiler_report.cases.experiment import ExperimentTable
 from profiler_report.errors import InputError
+from profiler_report.model.base import Case
+from profiler_report.model.experiment import ExperimentTable
 
 
 def experiment_tables(case: Case | None, folder: Path) -> list[ExperimentTable]:

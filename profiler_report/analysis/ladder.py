@@ -15,8 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from profiler_report.cases.manifest import Stage
 from profiler_report.metrics import COLUMNS_BY_NAME, TIMING_COLUMNS, ratio
+from profiler_report.model.manifest import Stage
 from profiler_report.util.fmt import column_decimals, fmt
 
 #: Verdict words of the ladder table, worst first: a stage's word is the worst of its expected

@@ -20,8 +20,8 @@ from profiler_report.analysis.claims import judge_claims
 from profiler_report.analysis.ladder import Ladder, ladder
 from profiler_report.analysis.next_step import next_steps
 from profiler_report.capture.model import Capture
-from profiler_report.cases.base import Case
-from profiler_report.cases.experiment import ExperimentTable
+from profiler_report.model.base import Case
+from profiler_report.model.experiment import ExperimentTable
 from profiler_report.util.fmt import column_decimals, fmt
 from profiler_report.util.jsonable import records
 

@@ -10,7 +10,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import CudaLexer, DiffLexer
 
-from profiler_report.cases.base import Case
+from profiler_report.model.base import Case
 
 _FORMATTER = HtmlFormatter(noclasses=True, nowrap=False, style="friendly")
 

@@ -21,8 +21,8 @@ from profiler_report.analysis.ladder import Ladder
 from profiler_report.analysis.sanitizer import sanitizer_text
 from profiler_report.analysis.story import Story
 from profiler_report.capture.model import Capture
-from profiler_report.cases.base import Case
-from profiler_report.cases.manifest import stage_sources
+from profiler_report.model.base import Case
+from profiler_report.model.manifest import stage_sources
 from profiler_report.report import sections as sec
 from profiler_report.report.cells import CellRules, cell, cell_rules
 from profiler_report.report.charts import scope_ids, stall_axis_max
@@ -71,6 +71,8 @@ class Page:
     stages: tuple[StageSection, ...]
     sections: tuple[Any, ...]
     notices: tuple[str, ...] = ()
+    #: Metrics the capture lacks (metric, how to collect it): one folded line above the ladder.
+    missing: tuple[tuple[str, str], ...] = ()
 
     def section(self, anchor: str) -> Any:
         """The whole-run section with ``anchor`` ("peers", "sweep", ...); None when the page has none."""
@@ -164,8 +166,7 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
         *sec.experiments(story.experiments),
         sec.claims(story.claims),
         sec.Provenance(tuple(environment_rows(prov)), tuple([*inp.notes, *where_notes([*(inp.bench or []),
-                                                                                      *(inp.sweep or [])])]),
-                       tuple(a.missing)),
+                                                                                      *(inp.sweep or [])])])),
         sec.validation(inp.validation, inp.case.dims if inp.case else ("rows", "cols"),
                        inp.case.validation_text if inp.case else ""),
         sec.sanitizer(inp.sanitizer, sanitizer_line),
@@ -177,7 +178,7 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
         headline=story.ladder.headline, ladder=table,
         overview_svg=scope_ids(drawn.get("bandwidth") or "", "overview-"), sanitizer_line=sanitizer_line,
         stages=_stages(inp, rules, drawn), sections=tuple(s for s in sections if s is not None),
-        notices=tuple(inp.notices),
+        notices=tuple(inp.notices), missing=tuple(a.missing),
     )
 
 

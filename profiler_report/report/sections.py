@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
-from profiler_report.cases.experiment import ExperimentTable
 from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
+from profiler_report.model.experiment import ExperimentTable
 from profiler_report.report.tables import (
     bench_rows,
     pct_label,
@@ -33,12 +33,11 @@ from profiler_report.util.jsonable import records
 
 @dataclass(frozen=True)
 class Provenance:
-    """Where the numbers come from: (label, value) rows of provenance, the notes on reading the
-    times, and the metrics missing from the capture (metric, how to collect it)."""
+    """Where the numbers come from: (label, value) rows of provenance and the notes on reading
+    the times."""
 
     rows: tuple[tuple[str, str], ...]
     notes: tuple[str, ...]
-    missing: tuple[tuple[str, str], ...]
     anchor: str = "environment"
     title: str = "Where these numbers come from"
     folded: bool = True

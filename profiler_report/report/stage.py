@@ -17,8 +17,8 @@ import pandas as pd
 from profiler_report.analysis.findings import rule_disagreement
 from profiler_report.analysis.sanitizer import stage_text
 from profiler_report.analysis.story import StageStory
-from profiler_report.cases.base import Case
 from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
+from profiler_report.model.base import Case
 from profiler_report.report.annotate import conflict_context
 from profiler_report.report.cells import CellRules, cell
 from profiler_report.report.diff import code_diff_html
