@@ -334,46 +334,19 @@ def draw_sweep(frame: pd.DataFrame) -> str:
     return _svg(fig)
 
 
-def draw_bank_map(spec: dict[str, Any], measured: float) -> str:
-    """One warp's shared access as a grid: lanes 0..31 (rows) against banks 0..31 (columns), a
-    filled cell where the lane touches the bank, each bank's count of distinct lanes on top; the
-    predicted wavefronts and the measured wavefronts per instruction in the title. ``spec``: one
-    entry of :meth:`Case.bank_maps`. Returns SVG text."""
-    import numpy as np
-
-    plt = pyplot()
-    banks = spec["banks"]
-    grid = np.zeros((len(banks), 32))
-    for lane, hit in enumerate(banks):
-        for b in hit:
-            grid[lane, b] = 1
-    fig, ax = plt.subplots(figsize=(5.6, 5.2))
-    fig.subplots_adjust(left=0.12, right=0.98, top=0.84, bottom=0.1)
-    ax.imshow(grid, cmap="Blues", vmin=0, vmax=1.4, aspect="auto", interpolation="nearest")
-    per_bank = grid.sum(axis=0)
-    for b, n in enumerate(per_bank):
-        if n:
-            ax.text(b, -1.0, f"{int(n)}", ha="center", va="bottom", fontsize=6)
-    ax.set_xlabel("bank (4-byte word address % 32); number on top: lanes in that bank", fontsize=8)
-    ax.set_ylabel("lane of the warp", fontsize=8)
-    ax.set_xticks(range(0, 32, 4))
-    ax.set_yticks(range(0, len(banks), 4))
-    ax.tick_params(labelsize=7)
-    shown = "not measured" if math.isnan(measured) else f"{measured:.2f}"
-    ax.set_title(f"{spec['title']}\npredicted {spec['wavefronts']} wavefront(s) per instruction (ideal "
-                 f"{spec['ideal']}); measured {shown}", fontsize=8, pad=14)
-    return _svg(fig)
-
-
 def bank_map_jobs(case: Any, summary: pd.DataFrame, dtype: str) -> dict[str, ChartJob]:
-    """Chart jobs (``bankmap:<stage>``) of the case's bank maps (:meth:`Case.bank_maps`), each
-    with the stage's measured shared wavefronts per load printed beside the prediction."""
+    """Chart jobs (``bankmap:<stage>``) of the case's bank maps (:meth:`Case.bank_maps`): each
+    stage's tile beside the tile of the map before it (the unpadded beside the padded), each
+    with its stage's measured shared wavefronts per load beside the prediction."""
+    from profiler_report.report.bank_map import draw_bank_maps
+
     if case is None:
         return {}
     rows = {str(r["stage"]): r for _, r in summary.iterrows()}
+    maps = [m for m in case.bank_maps(dtype) if m["stage"] in rows]
     jobs: dict[str, ChartJob] = {}
-    for m in case.bank_maps(dtype):
-        if m["stage"] in rows:
-            measured = float(rows[m["stage"]].get("shared_wavefronts_per_load", math.nan))
-            jobs[f"bankmap:{m['stage']}"] = (draw_bank_map, (m, measured))
+    for i, m in enumerate(maps):
+        shown = maps[max(0, i - 1):i + 1]
+        measured = [float(rows[x["stage"]].get("shared_wavefronts_per_load", math.nan)) for x in shown]
+        jobs[f"bankmap:{m['stage']}"] = (draw_bank_maps, (shown, measured))
     return jobs
