@@ -113,4 +113,4 @@ def test_the_unpadded_and_padded_tiles_are_drawn_side_by_side():
 
     svg = draw_bank_maps([_map("smem"), _map("padded")], [32.36, 1.06])
     assert svg.startswith("<svg") and "tile[32][32]" in svg and "tile[32][33]" in svg
-    assert "measured 32.36" in svg and "lanes per bank" in svg
+    assert "measured 32.36" in svg and "per bank" in svg
