@@ -1,7 +1,10 @@
-"""What to look at next, per stage: 000's order of diagnosis applied to the numbers.
+"""What to look at next, per stage: the transpose walk-through's order of diagnosis applied to
+the numbers.
 
-000 diagnoses a memory-bound kernel in this order: global coalescing, then shared-memory bank
-conflicts, then warp stall reasons, then the instruction count. :func:`next_steps` walks that
+The walk-through ("CUDA matrix transpose walk-through: bank conflicts, [32][33] padding,
+unrolling", one of the source articles cited in the transpose's stages.toml) diagnoses a
+memory-bound kernel in this order: global coalescing, then shared-memory bank conflicts, then
+warp stall reasons, then the instruction count. :func:`next_steps` walks that
 order for each stage, stops at the first limit the stage still sits on, and names the first
 later stage of the ladder that no longer sits on it. The thresholds are the constants below.
 """
@@ -34,7 +37,7 @@ FEWER_INSTRUCTIONS = 0.05
 
 @dataclass(frozen=True)
 class Limit:
-    """One step of 000's order: its name, whether a stage sits on it, and the evidence."""
+    """One step of the order of diagnosis: its name, whether a stage sits on it, and the evidence."""
 
     name: str
     holds: Callable[[pd.Series, pd.DataFrame], bool]
@@ -91,7 +94,7 @@ def _instructions_evidence(row: pd.Series, _: pd.DataFrame) -> str:
     return f"{fmt(_num(row, 'instructions_executed'))} warp instructions executed"
 
 
-#: 000's order of diagnosis. The last step always holds: once the others are cleared, the
+#: The order of diagnosis. The last step always holds: once the others are cleared, the
 #: instruction count is what is left to cut.
 ORDER: tuple[Limit, ...] = (
     Limit("coalescing", _uncoalesced, _coalescing_evidence),
@@ -126,11 +129,12 @@ def next_steps(summary: pd.DataFrame, stalls: pd.DataFrame) -> dict[str, str]:
     for i, row in enumerate(stages):
         limit = next((lim for lim in ORDER if lim.holds(row, stalls)), None)
         if limit is None:
-            out[str(row["stage"])] = "Not enough counters in this capture to follow 000's order of diagnosis."
+            out[str(row["stage"])] = "Not enough counters in this capture to follow the order of diagnosis."
             continue
         pct = _num(row, "pct_of_memcpy")
         ceiling = f"; at {fmt(pct, '%')} of memcpy this stage is at the copy ceiling" if pct >= AT_CEILING_PCT else ""
-        out[str(row["stage"])] = (f"Next to look at ({ORDER.index(limit) + 1} of {len(ORDER)} in 000's order): "
+        out[str(row["stage"])] = (f"Next to look at ({ORDER.index(limit) + 1} of {len(ORDER)} in the order of "
+                                  "diagnosis): "
                                   f"{limit.name}: {limit.evidence(row, stalls)}; "
                                   f"{_removed_by(limit, row, stages[i + 1:], stalls)}{ceiling}.")
     return out

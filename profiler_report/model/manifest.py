@@ -41,6 +41,10 @@ class Stage:
     kernel: str
     title: str
     change: str = ""
+    #: The change in at most ~15 words: the ladder table's "change" column (``short`` in stages.toml).
+    short: str = ""
+    #: Longer design notes, shown folded under the stage's "what changed" (``notes`` in stages.toml).
+    notes: str = ""
     launch: str = "tile"  # "tile": 32x8 threads per 32x32 tile; "vec": 256 threads, 16-byte chunks
     expect: tuple[Expectation, ...] = ()
     op: str = "transpose"  # "transpose" or "copy" (the ceiling: out has the input's shape)
@@ -198,6 +202,8 @@ def _stage(raw: dict) -> Stage:
         kernel=raw["kernel"],
         title=raw.get("title", raw["id"]),
         change=raw.get("change", ""),
+        short=raw.get("short", ""),
+        notes=raw.get("notes", ""),
         launch=raw.get("launch", "tile"),
         expect=expect,
         op=raw.get("op", "transpose"),

@@ -1,18 +1,12 @@
-"""What a stage section says about its own limits: the conflict figure's context (block and tile
-shape, the load/store side), the case's warnings, and where in the code the figures come from."""
+"""The conflict figure's context in a stage section: block and tile shape, the load/store side."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from profiler_report.analysis.attribution import attribution
 from profiler_report.util.fmt import fmt
-
-if TYPE_CHECKING:
-    from profiler_report.report.page import PageInputs, StageSection
 
 
 def conflict_context(row: pd.Series, tile: str) -> str:
@@ -38,19 +32,3 @@ def _excessive_text(row: pd.Series) -> str:
         return "not collected"
     return fmt(value) + (" (computed: wavefronts minus ideal)" if source == "computed" else "")
 
-
-def add_stage_extras(section: StageSection, row: pd.Series, inp: PageInputs, source: str | None) -> None:
-    """A stage section's conflict context (block, tile, side), the case's notes (the transpose's
-    block-x-not-32 trap) and the per-instruction attribution."""
-    if inp.counters:
-        section.conflict_context = (f"Launch shape: block {row['block']}, grid {row['grid']}; counters "
-                                    f"unavailable ({inp.counters}).")
-        return
-    tile, warnings = inp.case.stage_notes(row, source) if inp.case else ("shared tile shape unknown "
-                                                                         "(not in the capture)", [])
-    section.conflict_context = conflict_context(row, tile)
-    section.notes.extend(warnings)
-    launch = row.get("launch_id")
-    if inp.capture is not None and launch is not None and not pd.isna(launch):
-        own = inp.case.manifest.source_text() if inp.case and source is not None else None
-        section.attribution, section.attribution_note = attribution(inp.capture, int(launch), own)

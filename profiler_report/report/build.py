@@ -14,16 +14,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from profiler_report.analysis.compare import comparison_rows, diff_summaries, require_comparable
+from profiler_report.analysis.counterless import counters_note, timings_analysis, timings_summary, unavailable_reason
+from profiler_report.analysis.experiments import experiment_tables
 from profiler_report.analysis.run import Run, load_run
 from profiler_report.analysis.sanitizer import sanitizer_text
+from profiler_report.analysis.story import tell
 from profiler_report.capture.sidecars import Sidecars, read_sidecars
 from profiler_report.errors import InputError
 from profiler_report.model.base import Case
 from profiler_report.model.registry import get_case
-from profiler_report.report.articles import bank_map_jobs, experiment_tables
+from profiler_report.report.cells import cell_rules
 from profiler_report.report.chart_pool import ChartPool
-from profiler_report.report.charts import capture_chart_jobs, sidecar_chart_jobs
-from profiler_report.report.counterless import counters_note, timings_analysis, timings_summary, unavailable_reason
+from profiler_report.report.charts import bank_map_jobs, capture_chart_jobs, sidecar_chart_jobs
 from profiler_report.report.guard import refuse_live_overwrite
 from profiler_report.report.html import write_outputs
 from profiler_report.report.notes import capture_provenance, page_notes
@@ -35,19 +37,24 @@ if TYPE_CHECKING:
     from profiler_report.capture.readahead import PendingRead
 
 
+def _wrong(validation: list[dict[str, Any]] | None) -> frozenset[str]:
+    return cell_rules(validation).wrong
+
+
 def _inputs(run: Run, live: bool, capture_label: str | None) -> PageInputs:
     prov = capture_provenance(run.capture, run.sidecars, live)
     if capture_label:
         prov["capture"] = capture_label
     side = run.sidecars
-    return PageInputs(run.analysis, prov, run.case, run.capture, side.timings, side.validation, side.bench,
-                      side.sweep, notes=page_notes(prov, run.capture),
-                      experiments=experiment_tables(run.case, Path(run.path).parent),
-                      sanitizer=side.sanitizer)
+    story = tell(run.analysis, run.case, capture=run.capture, timings=side.timings, bench=side.bench,
+                 wrong=_wrong(side.validation), dtype=str(prov.get("dtype", "float32")),
+                 experiments=tuple(experiment_tables(run.case, Path(run.path).parent)))
+    return PageInputs(run.analysis, prov, story, run.case, run.capture, side.timings, side.validation, side.bench,
+                      side.sweep, notes=page_notes(prov, run.capture), sanitizer=side.sanitizer)
 
 
 def _write(inp: PageInputs, out: Path, pool: ChartPool, early: Any, timer: StepTimer) -> list[Path]:
-    late = pool.draw({**capture_chart_jobs(inp.analysis, inp.timings),
+    late = pool.draw({**capture_chart_jobs(inp.analysis, inp.timings, _wrong(inp.validation)),
                       **(bank_map_jobs(inp.case, inp.analysis.summary, str(inp.provenance.get("dtype", "float32")))
                          if not inp.counters else {})})
     with timer.step("page"):
@@ -138,8 +145,11 @@ def counterless_inputs(folder: Path, side: Sidecars, live: bool = True, case: Ca
                 rendered_utc=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
                 mode_note=(f"No performance counters ({reason}): every stage was validated and event-timed; "
                            "counter columns are marked unavailable."))
-    return PageInputs(analysis, prov, case, None, side.timings, side.validation, side.bench, side.sweep,
-                      counters=reason, notes=[counters_note(reason), *page_notes(prov)], sanitizer=side.sanitizer)
+    story = tell(analysis, case, timings=side.timings, bench=side.bench, wrong=_wrong(side.validation),
+                 counters=reason, dtype=str(prov.get("dtype", "float32")))
+    note = counters_note(reason)
+    return PageInputs(analysis, prov, story, case, None, side.timings, side.validation, side.bench, side.sweep,
+                      counters=reason, notes=[note, *page_notes(prov)], sanitizer=side.sanitizer, notices=[note])
 
 
 def render_timings_only(folder: Path, out: Path | None = None, live: bool = True,

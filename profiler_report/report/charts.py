@@ -6,16 +6,13 @@ import io
 import math
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from profiler_report.analysis import Analysis
 from profiler_report.report.tables import shape_table, sweep_table
 from profiler_report.util.fmt import fmt
-
-if TYPE_CHECKING:
-    from profiler_report.report.page import Page
 
 
 def pyplot() -> Any:
@@ -30,16 +27,19 @@ def pyplot() -> Any:
     return plt
 
 
-def bandwidth_chart_data(summary: pd.DataFrame, timings: list[dict[str, Any]] | None) -> pd.DataFrame:
+def bandwidth_chart_data(summary: pd.DataFrame, timings: list[dict[str, Any]] | None,
+                         wrong: frozenset[str] = frozenset()) -> pd.DataFrame:
     """Bars for the bandwidth chart: label, gbps, kind ("stage"|"ceiling"), source.
 
     Event-timed GB/s when timings exist (memcpy and the copy kernel as ceilings), otherwise the
-    profiled DRAM throughput ``(dram__bytes_read.sum + dram__bytes_write.sum) / duration``.
+    profiled DRAM throughput ``(dram__bytes_read.sum + dram__bytes_write.sum) / duration``: the
+    summary's figures, the ones the ladder table shows. A stage in ``wrong`` (it failed
+    validation) gets NaN: no bar, as no speed is claimed for it.
     """
     rows = []
     use_events = "event_gbps" in summary and summary["event_gbps"].notna().any()
     for r in summary.itertuples():
-        val = r.event_gbps if use_events else r.dram_throughput_gbps
+        val = math.nan if r.stage in wrong else r.event_gbps if use_events else r.dram_throughput_gbps
         rows.append({"label": r.stage, "gbps": float(val), "kind": r.role,
                      "source": "CUDA events" if use_events else "ncu DRAM throughput"})
     if use_events:
@@ -180,14 +180,14 @@ def draw_stalls(data: pd.DataFrame, stage: str, xmax: float = 0.0) -> str:
 
 
 #: A chart job: the function that draws it and its arguments (both must pickle, for ChartPool);
-#: sidecar_chart_jobs and capture_chart_jobs make them, a ChartPool runs them, fill_charts places them.
+#: sidecar_chart_jobs and capture_chart_jobs make them, a ChartPool runs them, build_page places them.
 ChartJob = tuple[Callable[..., Any], tuple[Any, ...]]
 
 
 def sidecar_chart_jobs(bench: list[dict[str, Any]] | None = None,
                        sweep: list[dict[str, Any]] | None = None) -> dict[str, ChartJob]:
-    """The charts drawn from a live run's bench.json and sweep.json alone, as jobs for
-    :func:`fill_charts`: they need no capture, so they can be drawn while it is read."""
+    """The charts drawn from a live run's bench.json and sweep.json alone: they need no capture,
+    so they can be drawn while it is read."""
     peers = peers_chart_data(bench) if bench else pd.DataFrame()
     sweep_frame = sweep_table(sweep) if sweep else pd.DataFrame()
     jobs: dict[str, ChartJob] = {}
@@ -201,33 +201,20 @@ def sidecar_chart_jobs(bench: list[dict[str, Any]] | None = None,
     return jobs
 
 
-def capture_chart_jobs(analysis: Analysis, timings: list[dict[str, Any]] | None = None) -> dict[str, ChartJob]:
-    """The charts drawn from the analysis (bandwidth overview and per stage, stalls per stage),
-    as jobs for :func:`fill_charts`."""
+def capture_chart_jobs(analysis: Analysis, timings: list[dict[str, Any]] | None = None,
+                       wrong: frozenset[str] = frozenset()) -> dict[str, ChartJob]:
+    """The charts drawn from the analysis (the bandwidth overview: no bar for a stage in
+    ``wrong``, which failed validation; stalls per stage), as jobs for a
+    :class:`~profiler_report.report.chart_pool.ChartPool`."""
     summary = analysis.summary
     stage_ids = list(summary.loc[summary["role"] == "stage", "stage"])
     jobs: dict[str, ChartJob] = {
-        "bandwidth": (bandwidth_charts, (bandwidth_chart_data(summary, timings), [None, *stage_ids])),
+        "bandwidth": (draw_bandwidth, (bandwidth_chart_data(summary, timings, wrong),)),
     }
     xmax = stall_axis_max(analysis.stalls)
     for sid in stage_ids:
         jobs[f"stalls:{sid}"] = (draw_stalls, (stall_chart_data(analysis.stalls, sid, STALL_TOP), sid, xmax))
     return jobs
-
-
-def attach_charts(page: Page, drawn: dict[str, Any], counters: str = "") -> None:
-    """Put the results of :func:`sidecar_chart_jobs` and :func:`capture_chart_jobs` into ``page``,
-    each chart's ids with a prefix of its own so that none repeats on the page; without counters
-    (``counters`` names why) no stall chart is shown."""
-    bandwidth = drawn.get("bandwidth") or {}  # None: its values could not be drawn (draw_quietly)
-    page.overview_svg = scope_ids(bandwidth.get(None, ""), "overview-")
-    for i, section in enumerate(page.stages):
-        section.bandwidth_svg = scope_ids(bandwidth.get(section.id, ""), f"bandwidth-{i}-")
-        section.stall_svg = "" if counters else scope_ids(drawn.get(f"stalls:{section.id}") or "", f"stalls-{i}-")
-        section.bank_map_svg = scope_ids(drawn.get(f"bankmap:{section.id}") or "", f"bankmap-{i}-")
-    page.peers_svg = scope_ids(drawn.get("peers") or "", "peers-")
-    page.sweep_svg = scope_ids(drawn.get("sweep") or "", "sweep-")
-    page.shapes_svg = scope_ids(drawn.get("shapes") or "", "shapes-")
 
 
 def chart_jobs(analysis: Analysis, timings: list[dict[str, Any]] | None = None,
@@ -347,32 +334,19 @@ def draw_sweep(frame: pd.DataFrame) -> str:
     return _svg(fig)
 
 
-def draw_bank_map(spec: dict[str, Any], measured: float) -> str:
-    """One warp's shared access as a grid: lanes 0..31 (rows) against banks 0..31 (columns), a
-    filled cell where the lane touches the bank, each bank's count of distinct lanes on top; the
-    predicted wavefronts and the measured wavefronts per instruction in the title. ``spec``: one
-    entry of :meth:`Case.bank_maps`. Returns SVG text."""
-    import numpy as np
+def bank_map_jobs(case: Any, summary: pd.DataFrame, dtype: str) -> dict[str, ChartJob]:
+    """Chart jobs (``bankmap:<stage>``) of the case's bank maps (:meth:`Case.bank_maps`): each
+    stage's tile beside the tile of the map before it (the unpadded beside the padded), each
+    with its stage's measured shared wavefronts per load beside the prediction."""
+    from profiler_report.report.bank_map import draw_bank_maps
 
-    plt = pyplot()
-    banks = spec["banks"]
-    grid = np.zeros((len(banks), 32))
-    for lane, hit in enumerate(banks):
-        for b in hit:
-            grid[lane, b] = 1
-    fig, ax = plt.subplots(figsize=(5.6, 5.2))
-    fig.subplots_adjust(left=0.12, right=0.98, top=0.84, bottom=0.1)
-    ax.imshow(grid, cmap="Blues", vmin=0, vmax=1.4, aspect="auto", interpolation="nearest")
-    per_bank = grid.sum(axis=0)
-    for b, n in enumerate(per_bank):
-        if n:
-            ax.text(b, -1.0, f"{int(n)}", ha="center", va="bottom", fontsize=6)
-    ax.set_xlabel("bank (4-byte word address % 32); number on top: lanes in that bank", fontsize=8)
-    ax.set_ylabel("lane of the warp", fontsize=8)
-    ax.set_xticks(range(0, 32, 4))
-    ax.set_yticks(range(0, len(banks), 4))
-    ax.tick_params(labelsize=7)
-    shown = "not measured" if math.isnan(measured) else f"{measured:.2f}"
-    ax.set_title(f"{spec['title']}\npredicted {spec['wavefronts']} wavefront(s) per instruction (ideal "
-                 f"{spec['ideal']}); measured {shown}", fontsize=8, pad=14)
-    return _svg(fig)
+    if case is None:
+        return {}
+    rows = {str(r["stage"]): r for _, r in summary.iterrows()}
+    maps = [m for m in case.bank_maps(dtype) if m["stage"] in rows]
+    jobs: dict[str, ChartJob] = {}
+    for i, m in enumerate(maps):
+        shown = maps[max(0, i - 1):i + 1]
+        measured = [float(rows[x["stage"]].get("shared_wavefronts_per_load", math.nan)) for x in shown]
+        jobs[f"bankmap:{m['stage']}"] = (draw_bank_maps, (shown, measured))
+    return jobs

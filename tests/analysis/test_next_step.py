@@ -1,4 +1,4 @@
-"""analysis.next_step: 000's order of diagnosis, per stage, from the numbers."""
+"""analysis.next_step: the walk-through's order of diagnosis, per stage, from the numbers."""
 
 from __future__ import annotations
 

@@ -75,3 +75,42 @@ def test_unknown_shapes_are_refused():
         column_read(1, 2, 32)
     with pytest.raises(ValueError):
         column_read(1, 4, 24)
+
+
+def _map(stage):
+    from profiler_report.model.registry import get_case
+
+    return next(m for m in get_case("transpose").bank_maps("float32") if m["stage"] == stage)
+
+
+def test_the_bank_map_plots_the_tile_the_read_and_the_lanes_per_bank():
+    from profiler_report.report.bank_map import bank_map_data
+
+    flat, padded = bank_map_data(_map("smem"), 32.4), bank_map_data(_map("padded"), 1.0)
+    # The tile: 32 rows of 32 (33) words, each word coloured by its bank (address % 32).
+    assert (len(flat.bank), len(flat.bank[0]), len(padded.bank[0])) == (32, 32, 33)
+    assert padded.bank[1][0] == 33 % 32 and flat.bank[1][0] == 0
+    # One warp's column read: word 0 of every row, outlined.
+    assert flat.read == tuple((r, 0) for r in range(32)) == padded.read
+    # Lanes per bank: all 32 in bank 0 unpadded (a 32-way conflict), one in each padded.
+    assert flat.lanes_per_bank == (32,) + (0,) * 31 and padded.lanes_per_bank == (1,) * 32
+    assert {flat.bank[r][c] for r, c in flat.read} == {0}
+    assert {padded.bank[r][c] for r, c in padded.read} == set(range(32))
+
+
+def test_an_eight_byte_tile_reads_two_words_a_lane():
+    from profiler_report.model.registry import get_case
+    from profiler_report.report.bank_map import bank_map_data
+
+    spec = next(m for m in get_case("transpose").bank_maps("float64") if m["stage"] == "padded")
+    data = bank_map_data(spec)
+    assert len(data.bank[0]) == 66 and len(data.read) == 64 and data.wavefronts == data.ideal == 2
+    assert sum(data.lanes_per_bank) == 64  # each lane's two words sit in two banks
+
+
+def test_the_unpadded_and_padded_tiles_are_drawn_side_by_side():
+    from profiler_report.report.bank_map import draw_bank_maps
+
+    svg = draw_bank_maps([_map("smem"), _map("padded")], [32.36, 1.06])
+    assert svg.startswith("<svg") and "tile[32][32]" in svg and "tile[32][33]" in svg
+    assert "measured 32.36" in svg and "per bank" in svg

@@ -136,7 +136,7 @@ def _nvrtc_ptxas_log(source: str, names: list[str]) -> str:
 def test_no_vec_realigned_candidate_spills_under_nvrtc():
     # Offline ptxas (the tests above) never showed the spills NVRTC 13.0 made in vec_realigned's
     # interior path at 40 registers (an 8-byte store per output row: 1-2 % of memcpy at the odd
-    # shapes; scripts/experiments/results/README.md, sixth and ninth sessions). The H200's live runs
+    # shapes; lab/results/README.md, sixth and ninth sessions). The H200's live runs
     # compile with NVRTC 13.0, as the pinned wheel does here.
     from profiler_report.cases.transpose.bench import config_stages
 

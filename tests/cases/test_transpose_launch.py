@@ -1,6 +1,6 @@
 """Launch geometry of the transpose stages (profiler_report/cases/transpose/launch.py), checked
 against what ncu recorded for the same launches on the H200
-(scripts/experiments/results/ncu_realigned_pipelined.csv: grid size and dynamic shared memory)."""
+(lab/results/ncu_realigned_pipelined.csv: grid size and dynamic shared memory)."""
 
 from __future__ import annotations
 

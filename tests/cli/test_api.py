@@ -121,12 +121,12 @@ def test_import_profiler_report_stays_light():
 
 
 def test_the_readme_example_runs(monkeypatch, tmp_path):
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "usage.md").read_text()
     section = readme[readme.index("### From Python"):]
     code = section[section.index("```python\n") + 10:section.index("\n```", section.index("```python"))]
     code = code.replace('"reports/', f'"{ROOT}/reports/').replace('"thresholds.toml"', f'"{THRESHOLDS}"')
     monkeypatch.chdir(tmp_path)  # render("out/") writes here
     namespace: dict = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, "docs/usage.md", "exec"), namespace)
     assert namespace["table"].attrs["exit_code"] == 0
     assert (tmp_path / "out" / "index.html").is_file()

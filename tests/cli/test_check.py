@@ -183,7 +183,7 @@ def test_markdown_for_the_step_summary_beside_junit(monkeypatch, capsys, tmp_pat
 
 
 def test_the_readme_ci_job_commands_run(monkeypatch, capsys, tmp_path):
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "gate.md").read_text()
     job = readme[readme.index("```yaml"):]
     job = job[:job.index("\n```", 3)].replace("\\\n", " ")
     commands = [line.split("run:", 1)[-1].split(">>")[0].strip().split()

@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 from conftest import F32
 
+from profiler_report.analysis.counterless import unavailable_reason
 from profiler_report.cases.transpose.notes import block_shape_warning
 from profiler_report.report.annotate import conflict_context
 from profiler_report.report.build import render_timings_only
-from profiler_report.report.counterless import unavailable_reason
 from profiler_report.report.notes import page_notes, time_source_note
 
 
@@ -124,7 +124,10 @@ def test_counter_less_report_marks_every_counter(tmp_path, counters, label):
     analysis, files = render_timings_only(tmp_path)
     assert [f.name for f in files] == ["index.html", "summary.csv", "summary.json"]
     html = (tmp_path / "index.html").read_text()
-    assert label in html and "not measured" not in html.split('id="summary"')[1].split("</table>")[0]
+    ladder = html.split('id="ladder"')[1].split("</table>")[0]
+    assert label in ladder and "not measured" not in ladder
+    metrics = html.split('id="stage-smem"')[1].split("</table>", 2)[1]  # its metrics table, after the proof
+    assert label in metrics and "not measured" not in metrics
     summary = analysis.summary.set_index("stage")
     assert summary.loc["smem", "event_median_us"] == 10.0
     assert math.isnan(summary.loc["smem", "duration_us"])

@@ -1,5 +1,5 @@
-"""report.articles and the padding sweep's table: experiments, claims, next limits and bank maps
-on the page of the committed real H200 capture (tests/data/h200_f32_4096)."""
+"""analysis.experiments, analysis.story and the padding sweep's table: experiments, claims, next
+limits and bank maps on the page of the committed real H200 capture (tests/data/h200_f32_4096)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import shutil
 import pytest
 from conftest import F32, read_once
 
+from profiler_report.analysis.experiments import experiment_tables
+from profiler_report.analysis.story import tell
 from profiler_report.cases.transpose import padding_sweep as ps
 from profiler_report.model.registry import get_case
-from profiler_report.report.articles import bank_map_jobs, experiment_tables
-from profiler_report.report.charts import draw_here
+from profiler_report.report.charts import bank_map_jobs, draw_here
 from profiler_report.report.html import render_html
 from profiler_report.report.page import PageInputs, build_page
 
@@ -21,13 +22,13 @@ CASE = get_case("transpose")
 
 @pytest.fixture(scope="module")
 def page(f32_analysis):
-    inp = PageInputs(f32_analysis, {"mode": "recorded capture", "dtype": "float32"}, CASE,
-                     experiments=experiment_tables(CASE, F32))
+    story = tell(f32_analysis, CASE, experiments=tuple(experiment_tables(CASE, F32)))
+    inp = PageInputs(f32_analysis, {"mode": "recorded capture", "dtype": "float32"}, story, CASE)
     return build_page(inp, lambda: draw_here(bank_map_jobs(CASE, f32_analysis.summary, "float32")))
 
 
 def test_the_sweep_has_every_point_predicted_even_when_not_recorded(page):
-    (sweep,) = page.experiments
+    sweep = page.section("experiment-padding_sweep").table
     assert sweep.id == "padding_sweep" and not sweep.recorded
     assert len(sweep.rows) == 20 == len({(p.elem_bytes, p.bx, p.pad) for p in ps.POINTS})
     assert any("Not recorded" in n for n in sweep.notes)
@@ -73,27 +74,29 @@ def test_predicted_excessive_uses_the_measured_instruction_counts():
 
 
 def test_claims_table_is_on_the_page_with_verdicts(page):
-    verdicts = {c["says"]: c["verdict"] for c in page.claims}
+    verdicts = {c["says"]: c["verdict"] for c in page.section("claims").rows}
     assert verdicts["the column read of a [32][32] tile is conflict-free"] == "refuted"
     assert verdicts["[32][33] makes the column read conflict-free (33 % 32 = 1)"] == "confirmed"
     assert any(v == "not measurable here" for v in verdicts.values())
     # Claims on the sweep's points wait for its capture: "not measured", never guessed.
-    assert {c["verdict"] for c in page.claims if c["at"].startswith("padding_sweep/")} == {"not measured"}
+    claims = page.section("claims").rows
+    assert {c["verdict"] for c in claims if c["at"].startswith("padding_sweep/")} == {"not measured"}
 
 
 def test_next_limit_and_bank_maps_in_the_stage_sections(page):
     sections = {s.id: s for s in page.stages}
-    assert "coalescing" in sections["naive"].next_step and "bank conflicts" in sections["smem"].next_step
-    assert sections["smem"].bank_map_svg.startswith("<svg") and sections["padded"].bank_map_svg.startswith("<svg")
-    assert "predicted 32 wavefront(s)" in sections["smem"].bank_map_svg
-    assert "predicted 1 wavefront(s)" in sections["padded"].bank_map_svg
-    assert not sections["naive"].bank_map_svg
-    assert "Measured for the whole launch: 32.3 shared wavefronts" in sections["smem"].bank_map_note
+    assert "coalescing" in sections["naive"].story.next_step and "bank conflicts" in sections["smem"].story.next_step
+    svg = {sid: s.charts.bank_map_svg for sid, s in sections.items()}
+    assert svg["smem"].startswith("<svg") and svg["padded"].startswith("<svg")
+    assert "predicted 32 wavefront(s)" in svg["smem"]
+    assert "predicted 1 wavefront(s)" in svg["padded"]
+    assert not svg["naive"]
+    assert "Measured for the whole launch: 32.3 shared wavefronts" in sections["smem"].story.bank_map_note
 
 
 def test_the_sections_render(page):
     html = render_html(page)
-    for words in ('id="experiment-padding_sweep"', 'id="claims"', "What to look at next:", "Bank map: one warp",
+    for words in ('id="experiment-padding_sweep"', 'id="claims"', "Next to look at", 'class="charts bank-map"',
                   "not measurable here", "bankmap-"):
         assert words in html, words
 

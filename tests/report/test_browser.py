@@ -105,12 +105,13 @@ def test_page_is_clean_in_a_browser(browser, request, name):
     assert page_problems(browser, folder / "index.html", stages) == []
 
 
-def test_wide_tables_scroll_inside_their_box(browser):
-    # At 800 px the summary is wider than the page: it must scroll in its box (not be cut, not push the page).
+def test_wide_tables_scroll_inside_their_box(browser, recorded):
+    # At 800 px the sweep table is wider than the page: it must scroll in its box (not be cut, not push the page).
     page = browser.new_page(viewport={"width": 800, "height": 900})
     try:
-        page.goto((LIVE / "index.html").resolve().as_uri())
-        box = page.evaluate("""() => { const w = document.querySelector('#summary + .wide');
+        page.goto((recorded / "index.html").resolve().as_uri())
+        box = page.evaluate("""() => { document.querySelectorAll('details').forEach(d => d.open = true);
+            const w = document.querySelector('#sweep .wide');
             return {scroll: w.scrollWidth, client: w.clientWidth, overflow: getComputedStyle(w).overflowX}; }""")
     finally:
         page.close()
@@ -144,17 +145,18 @@ _GLANCE_JS = """() => {
   const toc = [...document.querySelectorAll('nav#toc a')].map(a => a.getAttribute('href').slice(1));
   const stages = [...document.querySelectorAll('section.stage')];
   return {
-    headline: pos('#headline'), environment: pos('#environment'), summary: pos('#summary'),
-    headlineText: (document.querySelector('#headline .headline') || {}).textContent || '',
-    headlineChart: !!document.querySelector('#headline svg'),
+    headline: pos('#headline'), ladder: pos('#ladder'), firstStage: pos('section.stage'),
+    environment: pos('#environment'),
+    headlineText: (document.querySelector('#headline') || {}).textContent || '',
+    chart: !!document.querySelector('.first .overview svg'),
     toc, tocResolves: toc.every(id => document.getElementById(id)),
-    sections: [...document.querySelectorAll('h2[id], section.stage[id]')].map(e => e.id),
-    openings: stages.map(s => [...s.children].slice(1, 3).map(e => e.className || e.textContent.slice(0, 13))),
+    sections: [...document.querySelectorAll('section[id]')].map(e => e.id),
+    openings: stages.map(s => [...s.children].slice(1).filter(e => e.tagName === 'P').map(e => e.className)[0]),
     stallMax: [...document.querySelectorAll('.stall-chart')].map(d => d.dataset.valueMax),
     stallCharts: stages.filter(s => s.querySelector('.stall-chart svg')).length,
     verdicts: Object.fromEntries(stages.map(s => [s.id, s.querySelector('p.verdict').textContent])),
     differs: [...document.querySelectorAll('.why-differs')].map(e => e.closest('section').id),
-    peersNote: [...document.querySelectorAll('#peers ~ p.note')].map(p => p.textContent).join(' '),
+    peersNote: [...document.querySelectorAll('#peers p.note')].map(p => p.textContent).join(' '),
   };
 }"""
 
@@ -167,15 +169,15 @@ def test_the_report_reads_at_a_glance(browser, recorded):
     finally:
         page.close()
     stages = _stage_ids(recorded)
-    # The headline (sentence and bandwidth chart) comes first, before the provenance table.
-    assert 0 <= got["headline"] < got["environment"] < got["summary"], got
-    assert got["headlineChart"] and f"{len(stages)} stages take the kernel from" in got["headlineText"]
+    # The headline and the ladder table come first, then the stages; provenance after them.
+    assert 0 <= got["headline"] < got["ladder"] < got["firstStage"] < got["environment"], got
+    assert got["chart"] and got["headlineText"].startswith("The fastest stage, "), got["headlineText"]
     # The table of contents lists every section, in page order, and every link resolves.
-    assert got["tocResolves"] and got["toc"] == [s for s in got["sections"] if s in got["toc"]]
-    assert {f"stage-{s}" for s in stages} | {"environment", "summary", "sources"} <= set(got["toc"])
+    assert got["tocResolves"] and got["toc"][1:] == [s for s in got["sections"] if s in got["toc"]]
+    assert {f"stage-{s}" for s in stages} | {"ladder", "environment", "sources"} <= set(got["toc"])
     assert set(got["sections"]) <= set(got["toc"]), set(got["sections"]) - set(got["toc"])
-    # Each stage opens with its one change (naive: the baseline) and its verdict.
-    assert all(o[-1] == "verdict" for o in got["openings"]), got["openings"]
+    # Each stage opens with its one change (naive: the baseline), then its verdict.
+    assert all(o == "change" for o in got["openings"]), got["openings"]
     # Stall charts on one scale.
     assert got["stallCharts"] == len(stages) and len(set(got["stallMax"])) == 1 and float(got["stallMax"][0]) > 0
     # The verdict names the expected effect first (unrolled: stays conflict-free; vec_deep likewise).
@@ -184,5 +186,5 @@ def test_the_report_reads_at_a_glance(browser, recorded):
         assert v.index("expected effect: excessive shared wavefronts") < v.index("also moved"), v
     # ncu's "Shared Load Bank Conflicts" under a conflict-free verdict is explained (unrolled).
     assert "stage-unrolled" in got["differs"] and "stage-smem" not in got["differs"]
-    # Two timing runs: the peers' table says which run its figures come from.
+    # Two timing runs: the peers' table names both, side by side.
     assert "bench.json" in got["peersNote"] and "timings.json" in got["peersNote"]

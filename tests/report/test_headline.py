@@ -1,5 +1,5 @@
-"""What a reader meets first (report/headline.py), the stall charts' one scale, source diffs
-without comment churn, and ncu's rule text beside a verdict it seems to contradict."""
+"""Which run the peers' figures come from (analysis/story.py), the stall charts' one scale, source
+diffs without comment churn, and ncu's rule text beside a verdict it seems to contradict."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from profiler_report.analysis.findings import rule_disagreement
+from profiler_report.analysis.story import peers_run_note
 from profiler_report.report.charts import draw_stalls, stall_axis_max, stall_chart_data
-from profiler_report.report.headline import headline, peers_run_note
-from profiler_report.report.page import code_diff, code_lines
+from profiler_report.report.diff import code_diff, code_lines
 
 LIVE = Path(__file__).resolve().parents[2] / "reports" / "h200"
 
@@ -22,22 +22,6 @@ LIVE = Path(__file__).resolve().parents[2] / "reports" / "h200"
 @pytest.fixture(scope="module")
 def live_summary() -> pd.DataFrame:
     return pd.DataFrame(json.loads((LIVE / "summary.json").read_text())["stages"])
-
-
-def test_headline_is_the_ladder_in_one_sentence(live_summary):
-    text = headline(live_summary)
-    stages = live_summary[live_summary["role"] == "stage"]
-    first, last = stages.iloc[0], stages.iloc[-1]
-    assert text.startswith(f"{len(stages)} stages take the kernel from {first['event_gbps']:,.0f} GB/s "
-                           f"({first['stage']}"), text
-    assert f"{last['event_gbps']:,.0f} GB/s ({last['stage']}" in text
-    assert f"{last['event_gbps'] / first['event_gbps']:.2f}x" in text and "timings.json" in text
-
-
-def test_headline_claims_nothing_for_a_wrong_stage(live_summary):
-    last = live_summary[live_summary["role"] == "stage"].iloc[-1]["stage"]
-    assert f"({last}," not in headline(live_summary, frozenset({last}))
-    assert headline(live_summary.iloc[:1]) == ""
 
 
 def test_peers_note_names_both_runs_and_the_largest_gap(live_summary):

@@ -14,7 +14,6 @@ from profiler_report.report.charts import (
     CEILING,
     HIGHLIGHT,
     PEER,
-    attach_charts,
     bandwidth_chart_data,
     bandwidth_charts,
     capture_chart_jobs,
@@ -27,8 +26,9 @@ from profiler_report.report.charts import (
     sweep_grid,
 )
 from profiler_report.report.charts import STAGE as STAGE_COLOR
+from profiler_report.report.diff import code_diff_html
 from profiler_report.report.html import has_placeholder, render_html, write_outputs
-from profiler_report.report.page import PageInputs, build_page, code_diff_html
+from profiler_report.report.page import PageInputs, build_page
 from profiler_report.report.tables import (
     bench_rows,
     shape_table,
@@ -42,11 +42,19 @@ STAGES = ["naive", "smem", "padded", "unrolled", "vec_padded", "vec_swizzled", "
 PROV = {"mode": "recorded capture", "gpu": "NVIDIA H200", "clock_control": "none"}
 
 
-def build(analysis, prov, manifest=None, charts=True, **inputs):
-    """build_page of the transpose case's capture (``manifest`` given) or of a foreign one."""
+def inputs_of(analysis, prov, manifest=None, **inputs):
+    """PageInputs of the transpose case's capture (``manifest`` given) or of a foreign one."""
+    from profiler_report.analysis.story import tell
     from profiler_report.model.registry import get_case
 
-    inp = PageInputs(analysis, prov, get_case("transpose") if manifest is not None else None, **inputs)
+    case = get_case("transpose") if manifest is not None else None
+    story = tell(analysis, case, timings=inputs.get("timings"), bench=inputs.get("bench"))
+    return PageInputs(analysis, prov, story, case, **inputs)
+
+
+def build(analysis, prov, manifest=None, charts=True, **inputs):
+    """build_page of the transpose case's capture (``manifest`` given) or of a foreign one."""
+    inp = inputs_of(analysis, prov, manifest, **inputs)
     jobs = chart_jobs(analysis, inp.timings, inp.bench, inp.sweep)
     return build_page(inp, (lambda: draw_here(jobs)) if charts else None)
 
@@ -89,7 +97,8 @@ def test_stage_sections_show_numbers_and_verdicts(html, f32_analysis):
     assert f32_analysis.verdicts["smem"] in html.replace("&gt;", ">")
     assert "16,252,928" in html  # smem excessive shared wavefronts
     assert "confirmed" in html
-    assert html.count("<svg") >= 1 + 2 * len(STAGES)
+    # The overview chart once (no per-stage copy of it), a stall chart per stage.
+    assert html.count("<svg") == 1 + len(STAGES)
 
 
 def test_bandwidth_chart_data_without_timings(f32_analysis):
@@ -197,9 +206,9 @@ def test_a_chart_pool_draws_what_this_process_draws(f32_analysis):
 @pytest.mark.filterwarnings(FORK_WITH_THREADS)
 def test_page_charts_drawn_in_a_pool_equal_those_drawn_here(f32_analysis, manifest):
     here = build(f32_analysis, PROV, manifest)
-    pooled = build(f32_analysis, PROV, manifest, charts=False)
     with ChartPool(2) as pool:
-        attach_charts(pooled, pool.draw({**sidecar_chart_jobs(), **capture_chart_jobs(f32_analysis)})())
+        pooled = build_page(inputs_of(f32_analysis, PROV, manifest),
+                            pool.draw({**sidecar_chart_jobs(), **capture_chart_jobs(f32_analysis)}))
     assert render_html(pooled) == render_html(here)
 
 
@@ -265,8 +274,8 @@ def test_shape_verdict_says_when_the_chosen_shape_is_slower_beyond_the_spread():
 def test_report_has_a_block_shape_section_when_the_sweep_has_shapes(f32_analysis, manifest, h200_sweep):
     page = build(f32_analysis, PROV, manifest, sweep=h200_sweep)
     text = render_html(page)
-    assert 'id="shapes"' in text and page.shapes_svg.startswith("<svg")
-    assert text.count("chosen") >= len(page.shapes_verdicts)
+    assert 'id="shapes"' in text and page.section("shapes").svg.startswith("<svg")
+    assert text.count("chosen") >= len(page.section("shapes").verdicts)
     no_shapes = render_html(build(f32_analysis, PROV, manifest, charts=False,
                                        sweep=[r for r in h200_sweep if r["kind"] != "shape"]))
     assert 'id="shapes"' not in no_shapes
@@ -395,9 +404,10 @@ def test_sweep_heat_map_has_a_cell_per_size_and_dtype(f32_analysis, manifest, h2
     assert set(grid.index) == set(table["size"]) and grid.notna().sum().sum() == table["vs_peer"].notna().sum()
     page = build(f32_analysis, PROV, manifest, sweep=h200_sweep)
     text = render_html(page)
-    assert page.sweep_svg.startswith("<svg") and "best stage / fastest peer" in page.sweep_svg
-    assert "% of its ceiling" in page.sweep_svg and "judged against" in text
-    assert all(v in text for v in page.sweep_verdicts[:1])
+    sweep = page.section("sweep")
+    assert sweep.svg.startswith("<svg") and "best stage / fastest peer" in sweep.svg
+    assert "% of its ceiling" in sweep.svg and "judged against" in text
+    assert all(v in text for v in sweep.verdicts[:1])
 
 
 def _sigint_handler_name() -> str:
@@ -521,7 +531,7 @@ def test_chart_workers_of_a_killed_parent_exit_quietly(tmp_path):
 
 
 def test_a_counter_run_without_a_capture_is_not_called_no_counters():
-    from profiler_report.report.counterless import unavailable_reason
+    from profiler_report.analysis.counterless import unavailable_reason
 
     assert unavailable_reason({"counters": "collected"}) == "no stage was profiled"
     assert unavailable_reason({"counters": "unavailable (permission)"}) == "permission"

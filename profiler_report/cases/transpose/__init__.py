@@ -122,7 +122,8 @@ class TransposeCase(Case):
         for stage, pad in (("smem", 0), ("padded", 1)):
             acc = column_read(pad, elem, 32)
             out.append({"stage": stage, "banks": [list(b) for b in acc.banks], "wavefronts": acc.wavefronts,
-                        "ideal": acc.ideal,
+                        "ideal": acc.ideal, "words": [list(w) for w in acc.words],
+                        "pitch_words": (32 + pad) * elem // 4, "rows": 32,
                         "title": f"{stage}: column read of tile[32][{32 + pad}] ({elem}-byte elements), one warp"})
         return out
 

@@ -76,13 +76,13 @@ def shape_stages(case: Case, dtype: str) -> list[Stage]:
 #: Candidate configurations of ``vec_realigned`` timed at every sweep point ([chunk rows, chunk
 #: columns, threads] and optionally tiles per block: 8 to 32 rows (launch.realigned_rows_fit); 8 to
 #: 32 columns; threads = 32 or 16 x columns, as the kernel's static_assert wants): the fastest
-#: somewhere in scripts/experiments/results/README.md (16 rows for float16, 32 columns for float64,
+#: somewhere in lab/results/README.md (16 rows for float16, 32 columns for float64,
 #: two double-buffered tiles per block for the largest float64 and float16 shapes; [16, 16, 256] and
 #: [16, 32, 512] for float32 at the odd shapes; [20, 16, 512] and [24, 16, 512], three blocks per SM,
 #: for float16 at three odd shapes; [8, 16, 256] for float16 at two). [32, 32, 1024] (one block per
 #: SM) was the slowest everywhere. Small tiles for the L2-resident sizes ([8, 8, 256] and [16, 8, 128],
 #: where the large ones run under a wave of blocks) were below the best stage at every L2 point
-#: (scripts/experiments/results/README.md, eleventh session).
+#: (lab/results/README.md, eleventh session).
 CONFIGS = ((16, 8, 256), (16, 16, 512), (32, 8, 256), (32, 16, 256), (32, 16, 512), (32, 32, 512),
            (16, 8, 256, 2), (16, 16, 512, 2), (32, 16, 512, 2), (32, 32, 512, 2), (16, 16, 256), (16, 32, 512),
            (20, 16, 512), (24, 16, 512), (8, 16, 256))
@@ -345,7 +345,7 @@ def make_pairs(case: Case, cupy: Any, rows: int, cols: int, dtype: str, buffers:
     pools hand them the same block on every call, which at L2-resident sizes is still in L2. Timed
     with an output of their own per pair, memcpy, the copies and ``vec_tuned`` ran 4-25 % slower at
     the L2-resident points where torch.compile led, and no slower at 8192x8192 float32
-    (scripts/experiments/results/l2_output_reuse_run1.log). ``shared_output`` False gives each pair
+    (lab/results/l2_output_reuse_run1.log). ``shared_output`` False gives each pair
     its own output (the rule before commit 2e8a4ca, kept by the experiments recorded with it)."""
     size = {"rows": rows, "cols": cols}
     out = cupy.empty((cols, rows), dtype=dtype)

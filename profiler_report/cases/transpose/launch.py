@@ -46,7 +46,7 @@ def realigned_tail_split(tiles: int, resident: int) -> int:
     the last wave's R = ``tiles`` mod ``resident`` where R is at most half a wave of ``resident``
     blocks (then 2R narrow tiles fill that wave at most and it runs half as long), else none.
 
-    Measured on the H200 (scripts/experiments/results/README.md, tail_split_run1.log): float16
+    Measured on the H200 (lab/results/README.md, tail_split_run1.log): float16
     +0.5 to +2.4 % of memcpy at the odd shapes with ``[16,16,256]``, level in float32 and float64;
     splitting R at any R, or a whole wave, was no better.
     """

@@ -1,4 +1,4 @@
-"""The padding sweep (000's experiment: run ``[32][32]``, ``[32][33]``, ``[32][34]`` and see):
+"""The padding sweep (the transpose walk-through's experiment: run ``[32][32]``, ``[32][33]``, ``[32][34]`` and see):
 the ``padded`` stage's kernel with pad 0..4 elements, 4- and 8-byte elements and blockDim.x 32
 and 16 (``kernels/transpose/padding_sweep.cu``), each point profiled once, its measured shared
 wavefronts set beside the bank model's prediction (:mod:`~profiler_report.cases.transpose.banks`).
@@ -134,8 +134,9 @@ class PaddingSweep(Experiment):
         valid = {str(v.get("point")): v for v in validation or []}
         rows = [_row(p, values.get(p.id), valid.get(p.id)) for p in POINTS]
         size = f"{SIZE['rows']}x{SIZE['cols']}"
-        intro = (f"000 says: run [32][32], [32][33], [32][34] on the same matrix and see. Each row is the padded "
-                 f"stage's kernel (kernels/transpose/padding_sweep.cu) with one pad, element size and blockDim.x, "
+        intro = ("The transpose walk-through says: run [32][32], [32][33], [32][34] on the same matrix "
+                 "and see. Each row is the padded stage's kernel (kernels/transpose/padding_sweep.cu) with one pad, "
+                 "element size and blockDim.x, "
                  f"one launch at {size} profiled with only the shared-memory metrics. Predicted: the bank model "
                  "(32 banks of 4 bytes; a wavefront serves one distinct word per bank and at most 128 bytes): "
                  "the column read tile[tx][ty] of a row pitch of P words hits gcd(P, 32) threads per bank for "

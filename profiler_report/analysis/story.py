@@ -1,0 +1,124 @@
+"""Everything the report tells beyond the summary tables, judged once before the page is laid
+out: the ladder and its headline (:mod:`~profiler_report.analysis.ladder`), the source
+articles' claims, each stage's next limit, bank-map note and per-instruction attribution, and
+which timing run the peers' figures come from. The report only formats a :class:`Story`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import pandas as pd
+
+from profiler_report.analysis import Analysis
+from profiler_report.analysis.attribution import attribution
+from profiler_report.analysis.claims import judge_claims
+from profiler_report.analysis.ladder import Ladder, ladder
+from profiler_report.analysis.next_step import next_steps
+from profiler_report.capture.model import Capture
+from profiler_report.model.base import Case
+from profiler_report.model.experiment import ExperimentTable
+from profiler_report.util.fmt import column_decimals, fmt
+from profiler_report.util.jsonable import records
+
+
+@dataclass(frozen=True)
+class StageStory:
+    """What one stage's section tells besides its metrics: the next limit it sits on ('' when
+    not judged), the bank-map note ('' without a map), the per-instruction rows
+    (:func:`~profiler_report.analysis.attribution.attribution`) and how they were attributed."""
+
+    next_step: str = ""
+    bank_map_note: str = ""
+    attribution: tuple[dict[str, Any], ...] = ()
+    attribution_note: str = ""
+
+
+@dataclass(frozen=True)
+class Story:
+    """The judged story of one run: ``ladder``, the experiments' tables, the claims
+    (:data:`~profiler_report.analysis.claims.CLAIM_COLUMNS` records), per stage id its
+    :class:`StageStory`, and ``peers_note`` (which run the peers' GB/s come from; '' without peers)."""
+
+    ladder: Ladder
+    experiments: tuple[ExperimentTable, ...] = ()
+    claims: tuple[dict[str, Any], ...] = ()
+    stages: Mapping[str, StageStory] = field(default_factory=lambda: MappingProxyType({}))
+    peers_note: str = ""
+
+    def stage(self, sid: str) -> StageStory:
+        return self.stages.get(sid, StageStory())
+
+
+def peers_run_note(summary: pd.DataFrame, bench: list[dict[str, Any]]) -> str:
+    """Which run the peers table's GB/s come from, against the timing run the ladder shows: the
+    stages timed in both and the largest difference between the two runs, and where. '' when no
+    stage is in both."""
+    if "event_gbps" not in summary:
+        return ""
+    ours = {r["stage"]: float(r["event_gbps"]) for _, r in summary.iterrows()
+            if math.isfinite(float(r["event_gbps"])) and float(r["event_gbps"]) > 0}
+    theirs = {r["name"]: float(r["gbps"]) for r in bench
+              if r.get("kind") in ("stage", "ceiling") and r.get("gbps") is not None and r["gbps"] == r["gbps"]}
+    both = [n for n in ours if n in theirs]
+    if not both:
+        return ""
+    worst = max(both, key=lambda n: abs(theirs[n] / ours[n] - 1) if ours[n] else 0.0)
+    d = column_decimals([ours[worst], theirs[worst]], "GB/s")
+    return (f"Two timing runs, side by side: \"peer run\" is bench.json (the stages timed in one process with "
+            f"the peers, the fair comparison with them); \"timing run\" is timings.json, the figure the rest "
+            f"of the page shows. They differ by up to {abs(theirs[worst] / ours[worst] - 1):.1%} "
+            f"({worst}: {fmt(ours[worst], decimals=d)} and {fmt(theirs[worst], decimals=d)} GB/s), "
+            "the run-to-run spread.")
+
+
+def _bank_note(spec: dict[str, Any], row: pd.Series) -> str:
+    measured = float(row.get("shared_wavefronts_per_load", math.nan))
+    return (f"Predicted from the tile layout: {spec['wavefronts']} wavefront(s) per column-read instruction "
+            f"(ideal {spec['ideal']}). Measured for the whole launch: {fmt(measured)} shared wavefronts per load "
+            "instruction (l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum / "
+            "smsp__sass_inst_executed_op_shared_ld.sum).")
+
+
+def _stage_stories(analysis: Analysis, case: Case | None, capture: Capture | None, dtype: str,
+                   counters: str) -> dict[str, StageStory]:
+    """Per stage: next limit, bank-map note and attribution (none without counters)."""
+    if counters:
+        return {}
+    summary = analysis.summary
+    lines = next_steps(summary, analysis.stalls)
+    maps = {m["stage"]: m for m in case.bank_maps(dtype)} if case else {}
+    own = case.manifest.source_text() if case else None
+    out = {}
+    for _, row in summary[summary["role"] == "stage"].iterrows():
+        sid, launch = str(row["stage"]), row.get("launch_id")
+        rows: list[dict[str, Any]] = []
+        note = ""
+        if capture is not None and launch is not None and not pd.isna(launch):
+            rows, note = attribution(capture, int(launch), own)
+        out[sid] = StageStory(lines.get(sid, ""), _bank_note(maps[sid], row) if sid in maps else "",
+                              tuple(rows), note)
+    return out
+
+
+def tell(analysis: Analysis, case: Case | None, *, capture: Capture | None = None,
+         timings: list[dict[str, Any]] | None = None, bench: list[dict[str, Any]] | None = None,
+         wrong: frozenset[str] = frozenset(), counters: str = "", dtype: str = "float32",
+         experiments: tuple[ExperimentTable, ...] = ()) -> Story:
+    """The :class:`Story` of one analysis. ``case`` is the case that made the capture (None:
+    made elsewhere); ``capture`` gives the per-instruction attribution (None without counters);
+    ``wrong``: the stages that failed validation; ``counters``: '' when collected, else why not;
+    ``experiments``: the case's experiment tables (:func:`~profiler_report.analysis.experiments.experiment_tables`)."""
+    info = analysis.stage_info or ({s.id: s for s in case.manifest.stages} if case else {})
+    lad = ladder(analysis.summary, analysis.expectations, info,
+                 case.manifest.ceiling.op if case else None, wrong, timings)
+    points = {f"{t.id}/{p}": v for t in experiments for p, v in t.values.items()}
+    claims = records(judge_claims(case.manifest.claims, analysis.summary, points)) \
+        if case is not None and case.manifest.claims else []
+    stories = _stage_stories(analysis, case, capture, dtype, counters)
+    return Story(lad, tuple(experiments), tuple(claims), MappingProxyType(stories),
+                 peers_run_note(analysis.summary, bench or []))
