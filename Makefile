@@ -42,7 +42,7 @@ browser:
 bench:
 	PYTHONPATH=$(CURDIR) $(PYTHON) -m profiler_report bench --out $(or $(OUT),bench.json) $(ARGS)
 
-# The regression gate (thresholds.toml) on the newest report: reports/*/profile.ncu-rep by mtime.
+# The regression gate (the capture's case's kernels/<case>/thresholds.toml) on the newest report: reports/*/profile.ncu-rep by mtime.
 check: venv
 	@rep=$$(ls -t reports/*/profile.ncu-rep 2>/dev/null | grep -v -e '-recorded/' -e '\.partial/' -e '\.old/' | head -n 1); \
 	if [ -z "$$rep" ]; then echo "make check: no reports/*/profile.ncu-rep yet (record one: make report on a GPU)" >&2; exit 2; fi; \

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 DATA = Path(__file__).parent / "data"
+#: The transpose's manifest (the tests of the manifest model read the flagship case's).
+TRANSPOSE_STAGES = Path(__file__).resolve().parent.parent / "kernels" / "transpose" / "stages.toml"
 F32 = DATA / "h200_f32_4096"
 F32_REGRESSED = DATA / "h200_f32_4096_regressed"
 F64 = DATA / "h200_f64_2048"
@@ -94,7 +96,7 @@ def f64_capture():
 def manifest():
     from profiler_report.model.manifest import load_manifest
 
-    return load_manifest()
+    return load_manifest(TRANSPOSE_STAGES)
 
 
 @pytest.fixture(scope="session")
@@ -119,7 +121,7 @@ def regressed_run():
 def default_thresholds():
     from profiler_report import gate
 
-    return gate.load_thresholds(Path(__file__).resolve().parent.parent / "thresholds.toml")
+    return gate.load_thresholds(Path(__file__).resolve().parent.parent / "kernels" / "transpose" / "thresholds.toml")
 
 
 # The Dask tests' fixtures (live/test_fanout.py, live/test_profiled.py): the fakes' control folder

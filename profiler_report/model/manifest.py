@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from profiler_report.errors import InputError
-from profiler_report.util.resources import resource_dir
 
 #: How a fix names the manifest it applies to; :func:`fix_in` puts the real file in its place.
 MANIFEST_PATH = "kernels/<case>/stages.toml"
@@ -245,13 +244,12 @@ def _check_tile_shape(stage_id: str, template: list[Any], launch: str = "vec_tun
         raise InputError(f"stage {stage_id}: tile shape {trc}x{tcc} with {nt} threads is not valid", fix)
 
 
-def load_manifest(path: Path | None = None) -> Manifest:
-    """Read the stage manifest (default: the packaged ``kernels/<case>/stages.toml``).
+def load_manifest(path: Path) -> Manifest:
+    """Read a stage manifest (a case's ``kernels/<case>/stages.toml``, or a case folder's).
 
     Raises:
         InputError: the file is missing, is not TOML, or lacks a required key.
     """
-    path = path or resource_dir("kernels") / "transpose" / "stages.toml"
     try:
         raw = tomllib.loads(path.read_text())
         return Manifest(
