@@ -10,7 +10,7 @@ CASE   ?=
 # pytest-xdist workers for `make test` (2 CPUs here); JOBS=0 runs the suite in one process.
 JOBS   ?= 2
 
-.PHONY: report test check lint bench venv browser clean
+.PHONY: report test quick check lint bench venv browser clean
 
 venv: $(VENV)/.installed
 
@@ -24,8 +24,13 @@ report:
 	@OUT="$(OUT)" ARGS="$(ARGS)" CASE="$(CASE)" PYTHON="$(PYTHON)" VENV="$(VENV)" bash scripts/make_report.sh
 
 test: venv browser
-	$(VENV)/bin/python -m ruff check profiler_report tests scripts
+	$(VENV)/bin/python -m ruff check profiler_report tests scripts setup.py
+	$(VENV)/bin/python -m mypy profiler_report
 	$(VENV)/bin/python -m pytest -q -n $(JOBS)
+
+# The quick loop: the tests not marked slow (no subprocess, browser, Dask, nvcc or wheel build).
+quick:
+	PYTHONPATH=$(CURDIR) $(PYTHON) -m pytest -q -m "not slow" -n $(JOBS)
 
 # Debian's Chromium for tests/report/test_browser.py (Playwright drives it; no browser is downloaded):
 # installed when missing and root; otherwise the browser tests skip with a note (and fail on CI).
@@ -50,7 +55,8 @@ check: venv
 	$(VENV)/bin/python -m profiler_report check "$$rep" $(ARGS)
 
 lint: venv
-	$(VENV)/bin/python -m ruff check profiler_report tests scripts
+	$(VENV)/bin/python -m ruff check profiler_report tests scripts setup.py
+	$(VENV)/bin/python -m mypy profiler_report
 
 clean:
 	rm -rf $(VENV) reports/*-recorded reports/*.partial

@@ -330,7 +330,7 @@ def load_thresholds(path: Path | None = None) -> Thresholds:
             unreadable, or does not parse.
     """
     given = path is not None
-    path = Path(path) if given else default_thresholds()
+    path = Path(path) if path is not None else default_thresholds()
     if path.is_dir():
         raise ThresholdsError(f"thresholds file {path} is a directory", "pass the .toml file, e.g. --thresholds "
                               f"{path / 'thresholds.toml'}")

@@ -38,7 +38,7 @@ def profile_launches(kernels: Kernels, stages: list[Stage], size: Size) -> list[
         kernels.launch(st, a, out, size)  # warm-up, outside every range
         cupy.cuda.runtime.deviceSynchronize()
         case.guarded("prepare_output", st, case.prepare_output, cupy, st, out)  # the profiled launch starts clean
-        kernels.launch(st, a, out, size, profiled=lambda st=st: push_range(nvtx_range_name(case.name, st.id)))
+        kernels.launch(st, a, out, size, profiled=lambda st=st: push_range(nvtx_range_name(case.name, st.id)))  # type: ignore[misc]
         cupy.cuda.runtime.deviceSynchronize()
     return results
 

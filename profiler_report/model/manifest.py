@@ -107,7 +107,8 @@ def _claim(raw: dict[str, Any]) -> Claim:
     unknown = set(raw) - {f for f in Claim.__dataclass_fields__}
     if unknown:
         raise InputError(f"claim {raw['says']!r} has unknown keys {', '.join(sorted(unknown))}", fix)
-    return Claim(**{k: (float(v) if k in _CLAIM_BOUNDS else str(v)) for k, v in raw.items()})
+    values: dict[str, Any] = {k: (float(v) if k in _CLAIM_BOUNDS else str(v)) for k, v in raw.items()}
+    return Claim(**values)
 
 
 @dataclass(frozen=True)
@@ -258,7 +259,7 @@ def load_manifest(path: Path) -> Manifest:
             ceiling=_stage(raw["ceiling"]),
             regression=_stage(raw["regression"]) if "regression" in raw else None,
             tile=int(raw.get("tile", 32)),
-            block=tuple(raw.get("block", (32, 8))),  # type: ignore[arg-type]
+            block=tuple(raw.get("block", (32, 8))),
             params={k: v for k, v in raw.items() if k not in _GENERIC_KEYS},
             claims=tuple(_claim(c) for c in raw.get("claims", [])),
         )

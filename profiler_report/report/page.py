@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import CudaLexer, DiffLexer
 
 from profiler_report.analysis import Analysis
 from profiler_report.analysis.findings import rule_disagreement
@@ -25,6 +20,7 @@ from profiler_report.report.articles import add_articles
 from profiler_report.report.cells import CellRules, cell, cell_rules, summary_cells
 from profiler_report.report.charts import attach_charts, stall_axis_max
 from profiler_report.report.headline import headline, peers_run_note, table_of_contents
+from profiler_report.report.source_diff import code_diff_html
 from profiler_report.report.tables import (
     bench_rows,
     pct_label,
@@ -128,84 +124,6 @@ class Page:
     sanitizer_rows: list[dict[str, Any]] = field(default_factory=list)  # sanitizer.json's stages
     sanitizer_tools: list[str] = field(default_factory=list)
     sanitizer_other: list[str] = field(default_factory=list)
-
-
-_FORMATTER = HtmlFormatter(noclasses=True, nowrap=False, style="friendly")
-
-
-def code_diff_html(previous: str | None, current: str, prev_id: str, cur_id: str, case: Case | None = None) -> str:
-    """The stage's source as a highlighted unified diff from the previous stage (or in full);
-    the case makes what differs by design (function names) equal first, and hunks that change
-    only comments or blank lines are left out (:func:`code_diff`)."""
-    if previous is None:
-        return highlight(current, CudaLexer(), _FORMATTER)
-    norm_prev = case.normalize_source(previous, prev_id) if case else previous
-    norm_cur = case.normalize_source(current, cur_id) if case else current
-    diff, hidden = code_diff(norm_prev, norm_cur, prev_id, cur_id)
-    if hidden:
-        diff = (diff or "(no code change)") + (f"\n# {hidden} line{'s' if hidden > 1 else ''} that differ only in "
-                                               "comments or blank lines not shown")
-    return highlight(diff or "(no source change)", DiffLexer(), _FORMATTER)
-
-
-_COMMENT = re.compile(r"//.*$")
-
-
-def code_lines(text: str) -> list[str]:
-    """Each line of CUDA source reduced to its code: comments (``//`` and ``/* */``, also across
-    lines) removed, whitespace collapsed; a comment-only or blank line becomes ""."""
-    out, in_block = [], False
-    for line in text.splitlines():
-        code = ""
-        rest = line
-        while rest:
-            if in_block:
-                end = rest.find("*/")
-                if end < 0:
-                    rest = ""
-                    break
-                rest, in_block = rest[end + 2:], False
-            else:
-                start = rest.find("/*")
-                head = rest if start < 0 else rest[:start]
-                code += _COMMENT.sub("", head) if "//" in head else head
-                if start < 0 or "//" in head:
-                    break
-                rest, in_block = rest[start + 2:], True
-        out.append(" ".join(code.split()))
-    return out
-
-
-def code_diff(previous: str, current: str, prev_id: str, cur_id: str, context: int = 3) -> tuple[str, int]:
-    """A unified diff (``context`` lines) of two sources without the hunks whose changed lines all
-    read the same as code (:func:`code_lines`: only comments or blank lines differ). Lines are
-    matched on their code, so a line whose trailing comment changed is context. Returns (diff
-    text, "" when no code changed; how many lines that differ only in comments were left out)."""
-    a, b = previous.splitlines(), current.splitlines()
-    ka, kb = code_lines(previous), code_lines(current)
-    matcher = difflib.SequenceMatcher(None, ka, kb, autojunk=False)
-    every = list(matcher.get_opcodes())  # a copy: get_grouped_opcodes trims the cached list in place
-    out, shown = [f"--- {prev_id}", f"+++ {cur_id}"], set()
-    for group in matcher.get_grouped_opcodes(context):
-        changed = [op for op in group if op[0] != "equal"]
-        if all(not any(ka[i1:i2]) and not any(kb[j1:j2]) for _, i1, i2, j1, j2 in changed):
-            continue
-        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
-        shown.update(range(j1, j2))
-        out.append(f"@@ -{i1 + 1},{i2 - i1} +{j1 + 1},{j2 - j1} @@")
-        for tag, x1, x2, y1, y2 in group:
-            if tag == "equal":
-                out += [" " + line for line in b[y1:y2]]
-                continue
-            out += ["-" + line for line in a[x1:x2]]
-            out += ["+" + line for line in b[y1:y2]]
-    hidden = 0  # lines left out that differ in their comments only
-    for tag, x1, x2, y1, y2 in every:
-        if tag == "equal":
-            hidden += sum(a[x] != b[y] and y not in shown for x, y in zip(range(x1, x2), range(y1, y2), strict=True))
-        elif not set(range(y1, y2)) & shown and not any(ka[x1:x2]) and not any(kb[y1:y2]):
-            hidden += max(x2 - x1, y2 - y1)
-    return ("\n".join(out) if len(out) > 2 else ""), hidden
 
 
 def _metric_rows(prev: pd.Series | None, row: pd.Series, rules: CellRules, case: Case | None) -> list[MetricRow]:
@@ -314,7 +232,8 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
     rules = cell_rules(inp.validation, inp.counters, a.summary)
     stages = a.summary[a.summary["role"] == "stage"].reset_index(drop=True)
     sources = stage_sources(case.manifest.source_text()) if case else {}
-    sections = [_section(inp, rules, stages.iloc[i - 1] if i else None, row, sources) for i, row in stages.iterrows()]
+    sections = [_section(inp, rules, stages.iloc[i - 1] if i else None, row, sources)
+                for i, (_, row) in enumerate(stages.iterrows())]
     header, rows = _summary_rows(inp, rules)
     ceiling_id = case.manifest.ceiling.id if case else "copy"
     sweep_frame = sweep_table(inp.sweep) if inp.sweep else pd.DataFrame()

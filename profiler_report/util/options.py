@@ -79,7 +79,7 @@ class _FormatChoice(click.Choice):
         self._load = load
         super().__init__(())
 
-    @property  # type: ignore[override]
+    @property
     def choices(self) -> tuple[str, ...]:
         return tuple(self._load().names())
 

@@ -14,7 +14,7 @@ import pytest
 from profiler_report.analysis.findings import rule_disagreement
 from profiler_report.report.charts import draw_stalls, stall_axis_max, stall_chart_data
 from profiler_report.report.headline import headline, peers_run_note
-from profiler_report.report.page import code_diff, code_lines
+from profiler_report.report.source_diff import code_diff, code_lines
 
 LIVE = Path(__file__).resolve().parents[2] / "reports" / "h200"
 

@@ -28,7 +28,8 @@ from profiler_report.report.charts import (
 )
 from profiler_report.report.charts import STAGE as STAGE_COLOR
 from profiler_report.report.html import has_placeholder, render_html, write_outputs
-from profiler_report.report.page import PageInputs, build_page, code_diff_html
+from profiler_report.report.page import PageInputs, build_page
+from profiler_report.report.source_diff import code_diff_html
 from profiler_report.report.tables import (
     bench_rows,
     shape_table,

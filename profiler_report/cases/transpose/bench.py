@@ -98,9 +98,9 @@ def config_stages(case: Case, dtype: str) -> list[Stage]:
     if not found:
         return []
     base = found[-1]
-    default = tuple(int(a) for a in base.targs)
+    default: tuple[int, ...] = tuple(int(a) for a in base.targs)
     v = 16 // ITEMSIZE[dtype]
-    configs = [c for c in CONFIGS if realigned_rows_fit(c[0], v)
+    configs: list[tuple[int, ...]] = [c for c in CONFIGS if realigned_rows_fit(c[0], v)
                and dynamic_smem_bytes(replace(base, targs=tuple(map(str, c))), dtype) <= MAX_DYNAMIC_SMEM]
     fits = dynamic_smem_bytes(base, dtype) <= MAX_DYNAMIC_SMEM  # a default's tile may not fit this dtype
     configs += [default] if default not in configs and fits else []
