@@ -10,7 +10,7 @@ CASE   ?=
 # pytest-xdist workers for `make test` (2 CPUs here); JOBS=0 runs the suite in one process.
 JOBS   ?= 2
 
-.PHONY: report test check lint bench venv browser clean
+.PHONY: report test quick check lint bench venv browser clean
 
 venv: $(VENV)/.installed
 
@@ -24,8 +24,13 @@ report:
 	@OUT="$(OUT)" ARGS="$(ARGS)" CASE="$(CASE)" PYTHON="$(PYTHON)" VENV="$(VENV)" bash scripts/make_report.sh
 
 test: venv browser
-	$(VENV)/bin/python -m ruff check profiler_report tests scripts
+	$(VENV)/bin/python -m ruff check profiler_report tests scripts setup.py
+	$(VENV)/bin/python -m mypy profiler_report
 	$(VENV)/bin/python -m pytest -q -n $(JOBS)
+
+# The quick loop: the tests not marked slow (no subprocess, browser, Dask, nvcc or wheel build).
+quick:
+	PYTHONPATH=$(CURDIR) $(PYTHON) -m pytest -q -m "not slow" -n $(JOBS)
 
 # Debian's Chromium for tests/report/test_browser.py (Playwright drives it; no browser is downloaded):
 # installed when missing and root; otherwise the browser tests skip with a note (and fail on CI).
@@ -42,7 +47,7 @@ browser:
 bench:
 	PYTHONPATH=$(CURDIR) $(PYTHON) -m profiler_report bench --out $(or $(OUT),bench.json) $(ARGS)
 
-# The regression gate (thresholds.toml) on the newest report: reports/*/profile.ncu-rep by mtime.
+# The regression gate (the capture's case's kernels/<case>/thresholds.toml) on the newest report: reports/*/profile.ncu-rep by mtime.
 check: venv
 	@rep=$$(ls -t reports/*/profile.ncu-rep 2>/dev/null | grep -v -e '-recorded/' -e '\.partial/' -e '\.old/' | head -n 1); \
 	if [ -z "$$rep" ]; then echo "make check: no reports/*/profile.ncu-rep yet (record one: make report on a GPU)" >&2; exit 2; fi; \
@@ -50,7 +55,8 @@ check: venv
 	$(VENV)/bin/python -m profiler_report check "$$rep" $(ARGS)
 
 lint: venv
-	$(VENV)/bin/python -m ruff check profiler_report tests scripts
+	$(VENV)/bin/python -m ruff check profiler_report tests scripts setup.py
+	$(VENV)/bin/python -m mypy profiler_report
 
 clean:
 	rm -rf $(VENV) reports/*-recorded reports/*.partial

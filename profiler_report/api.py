@@ -147,7 +147,8 @@ class Profile:
         """Judge the capture against a thresholds file, as ``profiler-report check`` does.
 
         Args:
-            thresholds: the TOML file (default: ``thresholds.toml`` in the current directory).
+            thresholds: the TOML file (default: the capture's case's, as ``check`` chooses it:
+                :func:`profiler_report.gate.choose.own_thresholds`).
             baseline: an earlier capture (path or :class:`Profile`) for rules relative to ``baseline``.
             missing: "fail" (a rule whose metric is not measured fails) or "warn".
 
@@ -166,7 +167,9 @@ class Profile:
 
         if missing not in ("fail", "warn"):
             raise ValueError(f"missing must be 'fail' or 'warn', not {missing!r}")
-        rules = gate.load_thresholds(Path(thresholds) if thresholds is not None else None)
+        from profiler_report.gate.choose import own_thresholds
+
+        rules = gate.load_thresholds(Path(thresholds)) if thresholds is not None else own_thresholds(self.run)
         base = baseline.run if isinstance(baseline, Profile) else \
             load_run(Path(baseline), self._labels) if baseline is not None else None
         results = gate.check_run(rules, self.run, base)

@@ -6,25 +6,21 @@ listed in ``profiler-report --help``; ``--debug`` shows the traceback instead.
 
 from __future__ import annotations
 
-import datetime as dt
 import gc
-import os
-import re
 import sys
-import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from . import __version__
-from .errors import InputError, ProfilerReportError, exit_codes_help
+from .errors import exit_codes_help
+from .model.registry import DEFAULT_CASE
 from .util.dtypes import ALL_DTYPES
-from .util.fsio import require_folder_path
+from .util.exits import run_main
+from .util.options import format_option, ladder_options, old_and_new, parse_dims, parse_stage_labels, sized
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from profiler_report.util.writers import Writers
 
 #: The ``Exit codes:`` epilog of the top-level ``--help``, from :data:`errors.EXIT_CODE_TABLE`.
@@ -36,116 +32,19 @@ SEE_EXIT_CODES = "Exit codes: see `profiler-report --help`."
 CHART_WORKERS = 8
 
 
-class _FormatChoice(click.Choice):
-    """``--format``'s choices: the names of a writers registry, loaded only when the option is
-    parsed or its help shown (so ``check`` never loads the summary's writers, nor they the gate)."""
-
-    def __init__(self, load: Callable[[], Writers[Any]]) -> None:
-        self._load = load
-        super().__init__(())
-
-    @property  # type: ignore[override]
-    def choices(self) -> tuple[str, ...]:
-        return tuple(self._load().names())
-
-    @choices.setter
-    def choices(self, value: Any) -> None:  # click's __init__ assigns it; the registry is the list
-        pass
-
-
-class _FormatOption(click.Option):
-    """``--format``: its help lists every writer's own help line, from the registry."""
-
-    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        assert isinstance(self.type, _FormatChoice)
-        self.help = self.type._load().help()
-        self.default = self.type.choices[0]  # the lambda's value, shown as itself rather than "(dynamic)"
-        return super().get_help_record(ctx)
-
-
-def format_option(load: Callable[[], Writers[Any]], **kw: Any) -> Any:
-    """``--format`` with its choices, default (the first writer) and help from a writers registry."""
-    choice = _FormatChoice(load)
-    return click.option("--format", "fmt", cls=_FormatOption, type=choice, show_default=True,
-                        default=lambda: choice.choices[0], **kw)
-
-
 def _summary_writers() -> Writers[Any]:
     from profiler_report.report.outputs import SUMMARY
-
     return SUMMARY
 
 
 def _check_writers() -> Writers[Any]:
     from profiler_report.gate.writers import CHECK
-
     return CHECK
 
 
 def _diff_writers() -> Writers[Any]:
     from profiler_report.analysis.diff_output import DIFF
-
     return DIFF
-
-
-def parse_stage_labels(values: tuple[str, ...], option: str = "--stage") -> list[tuple[str, str]]:
-    """``LABEL=REGEX`` options -> [(label, regex)].
-
-    Raises:
-        InputError: an option lacks ``=`` or has an empty label.
-    """
-    out = []
-    for v in values:
-        label, sep, pattern = v.partition("=")
-        if not sep or not label.strip() or not pattern:
-            raise InputError(f"{option} {v!r} is not LABEL=REGEX", f"e.g. {option} naive=transpose_naive")
-        out.append((label.strip(), pattern))
-    return out
-
-
-def parse_dims(values: tuple[str, ...], option: str = "--size") -> dict[str, int]:
-    """``DIM=N`` options -> {dim: n}.
-
-    Raises:
-        InputError: an option is not DIM=N with N an integer, or gives a dimension a second,
-            different value.
-    """
-    out: dict[str, int] = {}
-    for v in values:
-        dim, sep, n = v.partition("=")
-        if not sep or not dim.strip() or not re.fullmatch(r"[0-9]+", n.strip()):  # isdigit() takes '²'
-            raise InputError(f"{option} {v!r} is not DIM=N with N >= 0",
-                             f"one {option} per dimension, e.g. {option} rows=4096 {option} cols=8192")
-        dim = dim.strip()
-        if dim in out and out[dim] != int(n):
-            raise InputError(f"{option} gives {dim} twice: {out[dim]} and {int(n)}", f"give {dim} once")
-        out[dim] = int(n)
-    return out
-
-
-def sized(values: tuple[str, ...], option: str, **named: int | None) -> dict[str, int]:
-    """``DIM=N`` options of ``option`` merged with the named ones (``--rows``/``--cols``, or with
-    ``option`` ``--profile-size`` ``--profile-rows``/``--profile-cols``) -> {dim: n}.
-
-    Raises:
-        InputError: as :func:`parse_dims`, or a dimension given both ways with different values.
-    """
-    dims = parse_dims(values, option)
-    prefix = option[2:].removesuffix("size")
-    for dim, n in named.items():
-        if n is None:
-            continue
-        if dim in dims and dims[dim] != n:
-            raise InputError(f"{option} {dim}={dims[dim]} and --{prefix}{dim} {n} disagree",
-                             f"give {dim} once: --{prefix}{dim} or {option} {dim}=N")
-        dims[dim] = n
-    return dims
-
-
-def gpu_slug(name: str) -> str:
-    """'NVIDIA H200' -> 'h200'."""
-    s = re.sub(r"(?i)^nvidia\s+", "", name).lower()
-    return re.sub(r"[^a-z0-9]+", "-", s).strip("-") or "gpu"
 
 
 @click.group(epilog=EXIT_CODES, context_settings={"help_option_names": ["-h", "--help"]})
@@ -161,7 +60,7 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 
 @main.command(epilog=SEE_EXIT_CODES)
-@click.option("--case", "case_name", default="transpose", show_default=True,
+@click.option("--case", "case_name", default=DEFAULT_CASE, show_default=True,
               help="The case study: a built-in name, or the path of a case folder (`new-case DIR` makes one).")
 @click.option("--rows", type=int, default=None, help="transpose: rows of the input matrix (default 8192).")
 @click.option("--cols", type=int, default=None, help="transpose: columns of the input matrix (default 8192).")
@@ -194,78 +93,15 @@ def main(ctx: click.Context, debug: bool) -> None:
               help="Include a `profiler-report bench` JSON (size/dtype sweep) in the report.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Report folder (default: reports/<gpu>-<yyyymmdd>; other cases reports/<gpu>-<case>-<yyyymmdd>).")
-@click.pass_context
-def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, size_opts: tuple[str, ...],
-        dtype: str | None, profile_rows: int | None, profile_cols: int | None, profile_opts: tuple[str, ...],
-        repeats: int, stages: str, clock_control: str, ncu_path: str | None, ncu_timeout: float,
-        no_counters: bool, sanitize: bool | None, sanitize_timeout: float, peers: bool, sweep: Path | None,
-        out: Path | None) -> None:
+def run(**opts: Any) -> None:
     """Validate, time and profile every stage of a case on this GPU, then render the report."""
-    from profiler_report.live.config import RunConfig
-    from profiler_report.live.gpu import device_info
-    from profiler_report.live.session import live_run
-    from profiler_report.model.registry import get_case
-    from profiler_report.report.build import render_capture
-    from profiler_report.util.timer import StepTimer, log
+    from profiler_report.live.runner import RunOptions, run_live
 
-    case = get_case(case_name)
-    dtype = case.check_dtype(dtype or case.default_dtype)
-    size = case.size(sized(size_opts, "--size", rows=rows, cols=cols))
-    if out is not None:
-        require_folder_path(out)  # before any GPU work: a file given as --out is never moved aside
-    psize = case.size({**size, **sized(profile_opts, "--profile-size", rows=profile_rows, cols=profile_cols)})
-    cfg = RunConfig(case=case.ref, size=size, profile_size=psize, dtype=dtype, repeats=repeats,
-                    clock_control=clock_control, ncu=ncu_path, ncu_timeout_s=ncu_timeout,
-                    counters=not no_counters, stages=[s for s in stages.split(",") if s],
-                    sanitize=sanitize, sanitize_timeout_s=sanitize_timeout)
-    case.manifest.run_stages(cfg.stages)  # before the GPU is asked for: bad input, not a missing GPU
-    if sweep is not None:
-        from profiler_report.capture.sidecars import read_sweep
-
-        read_sweep(sweep)
-    if out is None:
-        named = "" if case.name == "transpose" else f"{case.name}-"  # a user's case: its own folder
-        out = Path("reports") / f"{gpu_slug(device_info()['gpu'])}-{named}{dt.date.today():%Y%m%d}"
-    timer = StepTimer()
-
-    def render(folder: Path) -> None:
-        if (folder / "profile.ncu-rep").is_file():
-            render_capture(folder / "profile.ncu-rep", folder, live=True, capture_label=str(out / "profile.ncu-rep"),
-                           case=case)
-        else:
-            from profiler_report.report.build import render_timings_only
-
-            render_timings_only(folder, case=case)
-
-    try:
-        live_run(cfg, out, render=render, timer=timer, peers=peers, sweep=sweep)
-    finally:
-        if timer.steps:  # nothing ran when an error came first: keep its one line alone
-            log(timer.table())
+    size = sized(opts.pop("size_opts"), "--size", rows=opts.pop("rows"), cols=opts.pop("cols"))
+    profile = sized(opts.pop("profile_opts"), "--profile-size", rows=opts.pop("profile_rows"),
+                    cols=opts.pop("profile_cols"))
+    out = run_live(RunOptions(size=size, profile_size=profile, **opts))
     click.echo(f"report: {out / 'index.html'}")
-
-
-def _ladder_options(fn: Any = None, *, gate: bool = False) -> Any:
-    """``--stage``, ``--ceiling`` and ``--case``: how a capture's launches become a ladder (``gate``:
-    for ``check``, whose --case also picks the thresholds)."""
-    if fn is None:
-        return lambda f: _ladder_options(f, gate=gate)
-    gates = " `check` then gates on the case's thresholds.toml unless --thresholds is given." if gate else ""
-    for opt in reversed((
-        click.option("--stage", "stage_opts", multiple=True, metavar="LABEL=REGEX",
-                     help="Name a stage: launches whose kernel name (short, C++ display or mangled) or NVTX "
-                          "range matches REGEX. Repeatable; "
-                          "without it every launch is a stage, in launch order (one capture per file: the "
-                          "file's name). An option that matches nothing is an error."),
-        click.option("--ceiling", "ceiling_opts", multiple=True, metavar="LABEL=REGEX",
-                     help="Mark reference launches (a copy) as a ceiling: drawn as one, never a stage nor the "
-                          "baseline. Repeatable."),
-        click.option("--case", "case_ref", default=None,
-                     help="The case that made the capture: a case folder (or built-in name); default: from "
-                          "its NVTX ranges and provenance.json." + gates),
-    )):
-        fn = opt(fn)
-    return fn
 
 
 def _ladder(stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...], case_ref: str | None) -> dict[str, Any]:
@@ -287,7 +123,7 @@ def _one_or_many(paths: tuple[Path, ...]) -> Path | list[Path]:
                    "kept as one capture per version: stages in the order given.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Output folder (default: <first capture's folder>/rendered).")
-@_ladder_options
+@ladder_options
 @click.option("--expect", type=click.Path(path_type=Path), default=None,
               help="A stages.toml-format file of expected effects ([[stage]] id = LABEL, expect = [...]) to "
                    "judge on the labelled stages of a capture made elsewhere.")
@@ -295,13 +131,13 @@ def _one_or_many(paths: tuple[Path, ...]) -> Path | list[Path]:
               help="An earlier capture: add a per-stage comparison with it to the report.")
 @click.option("--strict", is_flag=True, help="Exit 2 when the capture and --baseline are not comparable.")
 @click.option("--force", is_flag=True, help="Write into --out even when it holds a live run's report.")
-def render(captures: tuple[Path, ...], out: Path | None, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
-           case_ref: str | None, expect: Path | None, baseline: Path | None, strict: bool, force: bool) -> None:
+def render(captures: tuple[Path, ...], out: Path | None, expect: Path | None, baseline: Path | None, strict: bool,
+           force: bool, **ladder_opts: Any) -> None:
     """Render the staged HTML report from existing captures (no GPU needed)."""
     from profiler_report.capture.readahead import start_read
     from profiler_report.report.guard import refuse_live_overwrite
 
-    ladder = _ladder(stage_opts, ceiling_opts, case_ref)
+    ladder = _ladder(**ladder_opts)
     out = out or captures[0].parent / "rendered"
     if not force:
         refuse_live_overwrite(out)  # before the reads start: a refusal costs nothing
@@ -345,7 +181,7 @@ def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any
 @main.command(epilog=SEE_EXIT_CODES)
 @click.argument("captures", nargs=-1, required=True, type=click.Path(path_type=Path))
 @format_option(_summary_writers)
-@_ladder_options
+@ladder_options
 def summary(captures: tuple[Path, ...], fmt: str, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
             case_ref: str | None) -> None:
     """Print the per-stage headline table of CAPTURES (.ncu-rep or raw-page .csv), one row per stage;
@@ -363,24 +199,12 @@ def summary(captures: tuple[Path, ...], fmt: str, stage_opts: tuple[str, ...], c
     click.echo(SUMMARY[fmt].write(result), nl=False)
 
 
-def _shape_lines(rows: list[Any]) -> str:
-    """The block-shape sweep's verdicts (fastest against chosen shape) and the size sweep's (where
-    a peer still wins), as the report words them."""
-    from profiler_report.report.tables import shape_table, shape_verdicts, sweep_table, sweep_verdicts
-
-    dicts = [r.to_dict() for r in rows]
-    shapes = shape_table(dicts)
-    lines = [f"block-shape sweep {v}" for v in shape_verdicts(shapes)] if not shapes.empty else []
-    sweep = sweep_table(dicts) if any("rows" in r and r["kind"] == "stage" for r in dicts) else None
-    return "\n".join(lines + ([f"sweep: {v}" for v in sweep_verdicts(sweep)] if sweep is not None else []))
-
-
 @main.command(epilog=SEE_EXIT_CODES)
 @click.option("--out", type=click.Path(path_type=Path), default=Path("bench.json"), show_default=True,
               help="JSON file for the results (render picks up bench.json beside a capture).")
 @click.option("--quick", is_flag=True, help="Only 8192x8192 float32 with peers; no sweep.")
 @click.option("--repeats", default=30, show_default=True, help="Event-timed launches per entry (>= 20).")
-@click.option("--case", "case_name", default="transpose", show_default=True, help="The case study (kernel ladder).")
+@click.option("--case", "case_name", default=DEFAULT_CASE, show_default=True, help="The case study (kernel ladder).")
 @click.option("--cluster", type=click.Choice(["local"]), default=None,
               help="Fan the sweep's points out over a dask-cuda LocalCUDACluster: one worker per visible GPU "
                    "(needs the cluster extra).")
@@ -388,69 +212,19 @@ def _shape_lines(rows: list[Any]) -> str:
               help="Fan the sweep's points out over a running Dask cluster, e.g. tcp://host:8786 (one GPU per worker).")
 @click.option("--fresh", is_flag=True,
               help="Run every point again; by default points finished by this commit (kept in OUT.points/) are reused.")
-def bench(out: Path, quick: bool, repeats: int, case_name: str, cluster: str | None, scheduler: str | None,
-          fresh: bool) -> None:
+def bench(**opts: Any) -> None:
     """Time every stage against memcpy, copy kernels and peer libraries; sweep sizes and dtypes (GPU).
 
     One task per sweep point (case, size, dtype, configuration): in-process by default, or on the GPUs
     of a Dask cluster (--cluster local, --scheduler ADDRESS). A failed point is retried once, then
     listed with its reason under the JSON's sweep.points; running the command again resumes."""
-    import shutil
+    from profiler_report.live.sweeps import BenchOptions, run_bench
 
-    from profiler_report.live import fanout
-    from profiler_report.live.config import RunConfig
-    from profiler_report.live.session import git_commit, provenance
-    from profiler_report.model.registry import get_case
-    from profiler_report.util.fsio import write_json
-
-    if repeats < 20:
-        raise InputError(f"--repeats must be at least 20, got {repeats}", "pass --repeats 20 or more")
-    if out.is_dir() or not out.name or not out.parent.is_dir() or not os.access(out.parent, os.W_OK):
-        raise InputError(f"cannot write the results to {out}", "pass --out FILE.json in a writable folder")
-    case = get_case(case_name)
-    points = case.sweep_points(case_name, quick=quick, repeats=repeats)
-    folder = out.with_name(out.name + ".points")
-    if fresh:
-        shutil.rmtree(folder, ignore_errors=True)
-    store = fanout.PointStore(folder, git_commit(Path(__file__).resolve().parent.parent))
-    engine = fanout.engine_name(cluster, scheduler)
-
-    with fanout.dask_client(cluster, scheduler) as client:
-        results = fanout.run_sweep(points, client=client, store=store, progress=_point_progress)
-    rows = case.bench_rows([r for res in results for r in res.rows])
-    click.echo(case.bench_table(rows))
-    click.echo(_shape_lines(rows))
-    record = fanout.sweep_record(results, engine)
-    for warning in record["warnings"]:
-        click.echo(f"warning: {warning}", err=True)
-    failed = [res for res in results if res.status != "ok"]
-    if failed:
-        click.echo(f"warning: {len(failed)} of {len(results)} points failed (listed in {out} sweep.points; "
-                   "run the same command again to retry them)", err=True)
-    prov = provenance(RunConfig(case=case.name, counters=False), case, None, []) if client is None \
-        else _cluster_provenance(case, results)
-    prov["mode"] = "live run"
-    write_json(out, {**case.bench_json(rows, prov), "sweep": record})
-    click.echo(f"wrote {out}")
-
-
-def _cluster_provenance(case: Any, results: list[Any]) -> dict[str, Any]:
-    """Provenance of a sweep that ran on Dask workers: the client may have no GPU, so the GPU
-    fields are those of the first finished point's worker (sweep.points has every point's)."""
-    import datetime as dt
-    import platform
-
-    from profiler_report.live.session import git_commit
-
-    where = next((r.where for r in results if r.status == "ok"), {})
-    return {"mode": "live run", "date_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
-            "commit": git_commit(Path(__file__).resolve().parent.parent), "client_host": platform.node(),
-            "host": where.get("host", ""), "gpu": where.get("gpu_name", ""), "driver": where.get("gpu_driver", ""),
-            "case": case.name, "counters": "unavailable (bench)"}
+    _print(run_bench(BenchOptions(**opts), progress=_point_progress))
 
 
 @main.command(epilog=SEE_EXIT_CODES)
-@click.option("--case", "case_name", default="transpose", show_default=True, help="The case study (kernel ladder).")
+@click.option("--case", "case_name", default=DEFAULT_CASE, show_default=True, help="The case study (kernel ladder).")
 @click.option("--stages", default="", help="Comma-separated stage ids profiled at every point (default: all); the "
               "case's ceiling is always added.")
 @click.option("--size", "sizes", multiple=True, metavar="DIM=N[,DIM=N]",
@@ -472,61 +246,29 @@ def _cluster_provenance(case: Any, results: list[Any]) -> dict[str, Any]:
               help="ncu --clock-control; 'none' leaves the GPU clocks alone.")
 @click.option("--report/--no-report", default=True, show_default=True, help="Render the points' captures as one "
               "report (OUT/report/index.html).")
-def sweep(case_name: str, stages: str, sizes: tuple[str, ...], dtypes: tuple[str, ...], out: Path,
-          cluster: str | None, scheduler: str | None, shared: bool, fresh: bool, ncu_path: str | None,
-          ncu_timeout: float, clock_control: str, report: bool) -> None:
+def sweep(**opts: Any) -> None:
     """Profile a sweep: one ncu process (--set full) per point (stages x size x dtype), each
     exporting its own capture; in-process by default, or one task per point on the GPUs of a Dask
     cluster. Writes one sweep.json (each point's headline metrics and where it ran) and one report.
     A failed point is retried once, then listed with its reason; running the command again resumes."""
-    import shutil
+    from profiler_report.live.sweeps import SweepOptions, run_profiled
 
-    from profiler_report.live import fanout, profiled
-    from profiler_report.live.session import git_commit
-    from profiler_report.model.registry import get_case
-    from profiler_report.util.fsio import write_json
+    sizes = tuple(parse_dims(tuple(s.split(","))) for s in opts.pop("sizes")) or ({},)
+    _print(run_profiled(SweepOptions(sizes=sizes, **opts), progress=_point_progress))
 
-    case = get_case(case_name)
-    points = profiled.sweep_points(case, [s for s in stages.split(",") if s],
-                                   [parse_dims(tuple(s.split(","))) for s in sizes] or [{}],
-                                   list(dtypes) or [case.default_dtype])
-    settings = profiled.ProfileSettings(ncu_path, ncu_timeout, clock_control,
-                                        str(profiled.captures_folder(out).resolve()) if shared else "")
-    if fresh:
-        shutil.rmtree(out / "points", ignore_errors=True)
-    with fanout.dask_client(cluster, scheduler) as client:
-        if client is None:
-            from profiler_report.live.ncu import find_ncu
 
-            find_ncu(ncu_path)  # in-process: no ncu fails once, before any point
-        results = profiled.run_profiled_sweep(points, out, settings, git_commit(Path(__file__).resolve().parent.parent),
-                                              client=client, progress=_point_progress)
-    prov = {**_cluster_provenance(case, results), "counters": "collected (ncu --set full)"}
-    doc = profiled.sweep_document(case, results, settings, fanout.engine_name(cluster, scheduler), prov)
-    for warning in doc["sweep"]["warnings"]:
+def _print(outcome: Any) -> None:
+    """A sweep command's :class:`~profiler_report.live.sweeps.Outcome`: its warnings, then its lines."""
+    for warning in outcome.warnings:
         click.echo(f"warning: {warning}", err=True)
-    failed = [res for res in results if res.status != "ok"]
-    if failed:
-        click.echo(f"warning: {len(failed)} of {len(results)} points failed (listed in sweep.json sweep.points; "
-                   "run the same command again to retry them)", err=True)
-    write_json(out / "sweep.json", doc)
-    click.echo(f"wrote {out / 'sweep.json'}")
-    captures = [profiled.captures_folder(out) / f"{profiled.capture_name(r.point)}.ncu-rep"
-                for r in results if r.status == "ok"]
-    if report and captures:
-        from profiler_report.analysis.run import load_run
-        from profiler_report.report.build import render_capture
-
-        run = load_run(_one_or_many(captures), case=case, name_by_file=True)  # "vec_deep (4096x4096-float32)"
-        render_capture(_one_or_many(captures), out / "report", case=case, force=True, run=run)
-        click.echo(f"report: {out / 'report' / 'index.html'}")
+    for line in outcome.lines:
+        if line:
+            click.echo(line)
 
 
 def _point_progress(res: Any) -> None:
-    """One line per finished point of a sweep: where it ran, or why it failed."""
-    where = f"{res.where.get('host', '')} GPU {res.where.get('gpu_index', '?')}"
-    text = f"{res.status} in {res.wall_s:.1f} s on {where}" if res.status == "ok" else f"FAILED: {res.reason}"
-    click.echo(f"point {res.point.label()}: {text}", err=res.status != "ok")
+    from profiler_report.live.sweeps import progress_line
+    click.echo(progress_line(res), err=res.status != "ok")
 
 
 def _warn_not_comparable(old: Path | list[Path], new: Path | list[Path], diffs: list[str]) -> None:
@@ -535,27 +277,11 @@ def _warn_not_comparable(old: Path | list[Path], new: Path | list[Path], diffs: 
                    "(--strict refuses)", err=True)
 
 
-def _no_other_cases_thresholds(run: Any, own: Path | None) -> None:
-    """./thresholds.toml is the transpose's gate (or a capture made elsewhere's): a capture that
-    another case made and that has no thresholds.toml of its own is not gated on it.
-
-    Raises:
-        InputError: the capture's provenance names another case and none of its thresholds is known.
-    """
-    made_by = str(run.provenance.get("case", "transpose"))
-    if own is not None or made_by == "transpose":
-        return
-    folder = run.provenance.get("case_dir")
-    raise InputError(f"{run.path} was made by case {made_by!r}, which has no thresholds.toml here "
-                     "(./thresholds.toml gates the transpose)",
-                     "pass --thresholds FILE" + (f", or --case {folder} if its folder has one" if folder else ""))
-
-
 @main.command(epilog=SEE_EXIT_CODES)
 @click.argument("captures", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--thresholds", "thresholds_path", type=click.Path(path_type=Path), default=None,
-              help="Thresholds file (default: the capture's case's kernels/<case>/thresholds.toml where it has "
-                   "one, else ./thresholds.toml for a transpose capture or one made elsewhere).")
+              help="Thresholds file (default: the capture's case's kernels/<case>/thresholds.toml; a capture "
+                   f"made elsewhere: the {DEFAULT_CASE}'s).")
 @click.option("--baseline", type=click.Path(path_type=Path), default=None,
               help="An earlier capture, for rules relative to 'baseline'.")
 @click.option("--missing", type=click.Choice(["fail", "warn"]), default="fail", show_default=True,
@@ -565,44 +291,32 @@ def _no_other_cases_thresholds(run: Any, own: Path | None) -> None:
 @format_option(_check_writers)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--strict", is_flag=True, help="Exit 2 when CAPTURES and --baseline are not comparable.")
-@_ladder_options(gate=True)
+@ladder_options(gate=True)
 def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Path | None, missing: str,
-          junit: Path | None, fmt: str, as_json: bool, strict: bool, stage_opts: tuple[str, ...],
-          ceiling_opts: tuple[str, ...], case_ref: str | None) -> None:
+          junit: Path | None, fmt: str, as_json: bool, strict: bool, **ladder_opts: Any) -> None:
     """Gate CAPTURES (one ladder) on a thresholds file: exit 0 all rules pass, 1 any fails, 2 bad input."""
     from profiler_report import gate
     from profiler_report.analysis.compare import require_comparable, run_identity
     from profiler_report.analysis.run import load_run
+    from profiler_report.gate.choose import given_thresholds, own_thresholds
     from profiler_report.gate.writers import CHECK, CheckOutcome
-    from profiler_report.model.registry import get_case
 
-    if thresholds_path is None and case_ref is not None:  # the case's own gate
-        thresholds_path = get_case(case_ref).thresholds()
-        if thresholds_path is None:
-            raise InputError(f"case {case_ref} has no thresholds.toml", "pass --thresholds FILE")
-    if thresholds_path is not None:
-        thresholds = gate.load_thresholds(thresholds_path)  # a bad file fails before the read
-    ladder = _ladder(stage_opts, ceiling_opts, case_ref)
+    thresholds = given_thresholds(thresholds_path, ladder_opts["case_ref"])  # a bad file fails before the read
+    ladder = _ladder(**ladder_opts)
     capture = _one_or_many(captures)
     run = load_run(capture, **ladder)
-    if thresholds_path is None:
-        # The case found from the capture gates it with its own file (kernels/<case>/thresholds.toml);
-        # the transpose (which has none) or a foreign capture with ./thresholds.toml.
-        own = run.case.thresholds() if run.case is not None else None
-        _no_other_cases_thresholds(run, own)
-        thresholds = gate.load_thresholds(own)
+    thresholds = thresholds or own_thresholds(run)
     base = load_run(baseline, **ladder) if baseline is not None else None
     diffs = require_comparable(base, run, strict) if base is not None else []
-    if base is not None:
+    if baseline is not None:
         _warn_not_comparable(baseline, capture, diffs)
     results = gate.check_run(thresholds, run, base)
     code = gate.exit_code(results, missing)
-    meta = {"capture": " ".join(str(c) for c in captures), "thresholds": thresholds.path,
-            "baseline": str(baseline) if baseline else None}
+    outcome = CheckOutcome(results, missing, code, " ".join(str(c) for c in captures), thresholds.path,
+                           str(baseline) if baseline else None, diffs, run_identity(run.capture, run.provenance))
     if junit is not None:
+        meta = {"capture": outcome.capture, "thresholds": outcome.thresholds, "baseline": outcome.baseline}
         gate.write_junit(junit, results, missing, {k: str(v) for k, v in meta.items() if v})
-    outcome = CheckOutcome(results, missing, code, meta["capture"], thresholds.path, meta["baseline"], diffs,
-                           run_identity(run.capture, run.provenance))
     click.echo(CHECK["json" if as_json else fmt].write(outcome), nl=False)
     if code:
         sys.exit(code)
@@ -619,31 +333,23 @@ def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Pa
 @click.option("--all", "show_all", is_flag=True, help="List every compared metric, not only flagged ones.")
 @format_option(_diff_writers)
 @click.option("--strict", is_flag=True, help="Exit 2 when OLD and NEW are not comparable.")
-@_ladder_options
+@ladder_options
 def diff(captures: tuple[Path, ...], old_opts: tuple[Path, ...], new_opts: tuple[Path, ...], tolerance: float,
-         show_all: bool, fmt: str, strict: bool, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
-         case_ref: str | None) -> None:
+         fmt: str, strict: bool, **opts: Any) -> None:
     """OLD NEW (or --old ... --new ...): per stage, each headline metric of both, the change, and a
     flag beyond --tolerance. Launch grids, blocks and work sizes that differ are a warning."""
-    if tolerance != tolerance:  # NaN passes every range check
-        raise InputError("--tolerance must be a number, not nan", "e.g. --tolerance 0.05")
-    if captures and (old_opts or new_opts) or not captures and not (old_opts and new_opts) \
-            or captures and len(captures) != 2:
-        raise InputError("diff takes OLD NEW, or --old CAPTURE... --new CAPTURE...",
-                         "e.g. profiler-report diff old.ncu-rep new.ncu-rep")
+    old, new = old_and_new(captures, old_opts, new_opts, tolerance)
     from profiler_report.analysis.compare import diff_summaries, require_comparable
     from profiler_report.analysis.diff_output import DIFF, DiffOutcome
     from profiler_report.analysis.run import load_run
 
-    ladder = _ladder(stage_opts, ceiling_opts, case_ref)
-    old = _one_or_many(old_opts) if old_opts else captures[0]
-    new = _one_or_many(new_opts) if new_opts else captures[1]
+    show_all = opts.pop("show_all")
+    ladder = _ladder(**opts)
     a, b = load_run(old, **ladder), load_run(new, **ladder)
     diffs = require_comparable(a, b, strict)
     _warn_not_comparable(old, new, diffs)
     frame = diff_summaries(a.summary, b.summary, tolerance)
-    outcome = DiffOutcome(frame, _names(old), _names(new), tolerance, diffs, show_all)
-    click.echo(DIFF[fmt].write(outcome), nl=False)
+    click.echo(DIFF[fmt].write(DiffOutcome(frame, _names(old), _names(new), tolerance, diffs, show_all)), nl=False)
 
 
 def _names(path: Path | list[Path]) -> str:
@@ -684,38 +390,7 @@ def doctor(probe: bool) -> None:
 
 def entry() -> None:
     """Console-script entry: run the CLI, turning known errors into one line and an exit code."""
-    debug = "--debug" in sys.argv[1:]
-    try:
-        main.main(standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(2)
-    except click.exceptions.Abort:  # click's form of KeyboardInterrupt
-        click.echo("interrupted: earlier reports are untouched", err=True)
-        sys.exit(130)
-    except ProfilerReportError as exc:
-        if debug:
-            traceback.print_exc()
-        click.echo(exc.one_line(), err=True)
-        sys.exit(exc.exit_code)
-    except OSError as exc:  # an output path that is a file, a read-only folder, a full disk...
-        if debug:
-            traceback.print_exc()
-        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
-        click.echo(f"error: {exc.strerror or exc}{where} (fix: check the path and its permissions)", err=True)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        click.echo("interrupted: earlier reports are untouched", err=True)
-        sys.exit(130)
-    except Exception as exc:  # a bug: still one line, and a code of its own (never 1, "findings")
-        if debug:
-            traceback.print_exc()
-        click.echo(f"internal error: {type(exc).__name__}: {str(exc)[:300]} (fix: rerun with --debug and report "
-                   "the traceback)", err=True)
-        sys.exit(70)
-    sys.exit(0)
+    run_main(main)
 
 
 if __name__ == "__main__":

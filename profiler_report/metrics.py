@@ -2,187 +2,28 @@
 
 A :class:`Column` holds a headline figure's name, unit, label, which way is better, and its
 formula as code (:class:`Expr`: Nsight Compute metrics combined by division, sums, scaling). The
-formula also writes its own text, so the report's "Metric sources", ``summary.json``'s
-``columns``, the README's metric table (:func:`markdown_table`, checked by a test), the gate's
-hints and the "not collected" notes (:func:`collection_hints`) all come from the same
-declaration. Adding a column is one entry in :data:`HEADLINE`.
+formula (:mod:`profiler_report.formulas`) also writes its own text and names the metrics it
+reads, so the report's "Metric sources", ``summary.json``'s ``columns``, the gate's hints and the
+"not collected" notes (:func:`collection_hints`) all come from the same declaration. Adding a
+column is one entry in :data:`HEADLINE`.
 
 :data:`NCU_METRICS` says, per raw ncu metric the formulas read, which ``--section`` collects it
 and which entry of the details page (``--page details``) carries it.
 
-This module imports only the standard library: the capture readers use it too.
+This module imports only the standard library (and the formulas): the capture readers use it too.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 
-Values = Mapping[str, float]
+from profiler_report.formulas import Diff, Expr, FirstOf, M, Ratio, Scaled, Sum, Values, WhenNonZero
+from profiler_report.formulas import ratio as ratio  # re-exported: the readers' and verdicts' division
+
 #: Bytes of one L2/DRAM sector: the denominator of the global-access efficiency.
 SECTOR_BYTES = 32.0
-
-
-# ---------------------------------------------------------------------------------------------
-# Formulas
-
-
-class Expr:
-    """A formula over raw ncu metric values (base units). Missing inputs give NaN, never 0."""
-
-    def __call__(self, v: Values) -> float:
-        raise NotImplementedError
-
-    def text(self) -> str:
-        raise NotImplementedError
-
-    def needs(self) -> tuple[str, ...]:
-        """The raw ncu metrics the formula reads, in the order it names them."""
-        raise NotImplementedError
-
-
-@dataclass(frozen=True)
-class M(Expr):
-    """One raw ncu metric."""
-
-    name: str
-
-    def __call__(self, v: Values) -> float:
-        return float(v.get(self.name, math.nan))
-
-    def text(self) -> str:
-        return self.name
-
-    def needs(self) -> tuple[str, ...]:
-        return (self.name,)
-
-
-@dataclass(frozen=True)
-class Ratio(Expr):
-    """``num / den``; NaN when either is missing or ``den`` is 0."""
-
-    num: Expr
-    den: Expr
-
-    def __call__(self, v: Values) -> float:
-        return ratio(self.num(v), self.den(v))
-
-    def text(self) -> str:
-        return f"{_paren(self.num)} / {_paren(self.den)}"
-
-    def needs(self) -> tuple[str, ...]:
-        return (*self.num.needs(), *self.den.needs())
-
-
-@dataclass(frozen=True)
-class Sum(Expr):
-    """``a + b``; with ``optional_b``, a missing ``b`` counts as 0 (dynamic shared memory)."""
-
-    a: Expr
-    b: Expr
-    optional_b: bool = False
-
-    def __call__(self, v: Values) -> float:
-        b = self.b(v)
-        return self.a(v) + (0.0 if self.optional_b and math.isnan(b) else b)
-
-    def text(self) -> str:
-        return f"{self.a.text()} + {self.b.text()}"
-
-    def needs(self) -> tuple[str, ...]:
-        return (*self.a.needs(), *self.b.needs())
-
-
-@dataclass(frozen=True)
-class Diff(Expr):
-    """``a - b``."""
-
-    a: Expr
-    b: Expr
-
-    def __call__(self, v: Values) -> float:
-        return self.a(v) - self.b(v)
-
-    def text(self) -> str:
-        return f"{self.a.text()} - {self.b.text()}"
-
-    def needs(self) -> tuple[str, ...]:
-        return (*self.a.needs(), *self.b.needs())
-
-
-@dataclass(frozen=True)
-class Scaled(Expr):
-    """``a * factor``, written as ``text`` (e.g. ``/ 32 * 100``)."""
-
-    a: Expr
-    factor: float
-    written: str
-
-    def __call__(self, v: Values) -> float:
-        return self.a(v) * self.factor
-
-    def text(self) -> str:
-        return f"{self.a.text()} {self.written}"
-
-    def needs(self) -> tuple[str, ...]:
-        return self.a.needs()
-
-
-@dataclass(frozen=True)
-class FirstOf(Expr):
-    """``primary`` when the capture holds it, else ``fallback`` (labelled "computed")."""
-
-    primary: Expr
-    fallback: Expr
-
-    def __call__(self, v: Values) -> float:
-        x = self.primary(v)
-        return self.fallback(v) if math.isnan(x) else x
-
-    def source_of(self, v: Values) -> str:
-        """"ncu" when the primary metric was read, "computed" when the fallback gave the value,
-        "not collected" when neither could be computed."""
-        if not math.isnan(self.primary(v)):
-            return "ncu"
-        return "not collected" if math.isnan(self.fallback(v)) else "computed"
-
-    def text(self) -> str:
-        return f"{self.primary.text()}; if absent, computed as {self.fallback.text()}"
-
-    def needs(self) -> tuple[str, ...]:
-        return (*self.primary.needs(), *self.fallback.needs())
-
-
-@dataclass(frozen=True)
-class WhenNonZero(Expr):
-    """``a``, or NaN when ``guard`` reads 0: ncu gives a per-instruction ratio as 0 when no such
-    instruction ran (the global load efficiency of a kernel whose loads are all cp.async, LDGSTS).
-    A missing ``guard`` leaves ``a`` as it is (captures that predate the guard metric)."""
-
-    a: Expr
-    guard: Expr
-
-    def __call__(self, v: Values) -> float:
-        return math.nan if self.guard(v) == 0 else self.a(v)
-
-    def text(self) -> str:
-        return f"{self.a.text()}, when {self.guard.text()} > 0"
-
-    def needs(self) -> tuple[str, ...]:
-        return (*self.a.needs(), *self.guard.needs())
-
-
-def _paren(e: Expr) -> str:
-    return f"({e.text()})" if isinstance(e, Sum | Diff) else e.text()
-
-
-def ratio(a: float, b: float) -> float:
-    """``a / b``; NaN when either is NaN or ``b`` is 0."""
-    if math.isnan(a) or math.isnan(b) or b == 0:
-        return math.nan
-    return a / b
 
 
 # ---------------------------------------------------------------------------------------------
@@ -486,11 +327,3 @@ def stall_reasons(values: Values) -> dict[str, float]:
         if m and not math.isnan(val):
             out[m.group(1)] = float(val)
     return dict(sorted(out.items(), key=lambda kv: -kv[1]))
-
-
-def markdown_table() -> str:
-    """The README's "report column | Nsight Compute source" table, from the registry."""
-    lines = ["| report column | unit | Nsight Compute source or formula |", "| --- | --- | --- |"]
-    for c in (*HEADLINE, *TIMING_COLUMNS):
-        lines.append(f"| {c.label} (`{c.name}`) | {c.unit or 'count'} | `{c.source}` |".replace("` (", "` ("))
-    return "\n".join(lines)

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 DATA = Path(__file__).parent / "data"
+#: The transpose's manifest (the tests of the manifest model read the flagship case's).
+TRANSPOSE_STAGES = Path(__file__).resolve().parent.parent / "kernels" / "transpose" / "stages.toml"
 F32 = DATA / "h200_f32_4096"
 F32_REGRESSED = DATA / "h200_f32_4096_regressed"
 F64 = DATA / "h200_f64_2048"
@@ -24,7 +26,40 @@ def gpu_available() -> bool:
         return False
 
 
+#: Test modules that are slow throughout: a browser, Dask clusters, nvcc, subprocesses of the CLI,
+#: a wheel build (the marker ``slow``; ``pytest -m "not slow"`` is the quick loop).
+SLOW_MODULES = {"test_browser", "test_fanout", "test_profiled", "test_kernels", "test_gpu_source", "test_packaging",
+                "test_cli_errors", "test_ncu_module", "test_imports", "test_histogram_example", "test_registry",
+                "test_reduction_fixture", "test_foreign", "test_load_bad"}
+#: Fixtures that read a real capture (seconds per capture and worker, through ncu_report) or start Dask.
+SLOW_FIXTURES = {"f32_capture", "f32_csv_capture", "f64_capture", "f32_analysis", "good_run", "regressed_run",
+                 "default_thresholds", "cluster", "control", "h200_sweep"}
+#: What a test's own source does that takes seconds: read or render a capture, run the CLI or a
+#: subprocess, compile with nvcc.
+SLOW_CALLS = ("read_once(", "load_run_once(", "load_run(", "render_capture(", "subprocess", "cli(", "_cli(", "run(",
+              "nvcc", "ncu-rep", "profiler_report.load(", "load(", "CliRunner", "invoke(")
+
+
+def _is_slow(item: pytest.Item) -> bool:
+    import inspect
+
+    module = getattr(item, "module", None)
+    if module is not None and module.__name__.rsplit(".", 1)[-1] in SLOW_MODULES:
+        return True
+    if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    fn = getattr(item, "function", None)
+    try:
+        source = inspect.getsource(fn) if fn is not None else ""
+    except (OSError, TypeError):
+        return True  # cannot tell: the quick loop leaves it out rather than slow down
+    return any(call in source for call in SLOW_CALLS)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if _is_slow(item):
+            item.add_marker(pytest.mark.slow)
     if gpu_available():
         return
     skip = pytest.mark.skip(reason="needs an NVIDIA GPU with CuPy (run on the device)")
@@ -94,7 +129,7 @@ def f64_capture():
 def manifest():
     from profiler_report.model.manifest import load_manifest
 
-    return load_manifest()
+    return load_manifest(TRANSPOSE_STAGES)
 
 
 @pytest.fixture(scope="session")
@@ -119,7 +154,7 @@ def regressed_run():
 def default_thresholds():
     from profiler_report import gate
 
-    return gate.load_thresholds(Path(__file__).resolve().parent.parent / "thresholds.toml")
+    return gate.load_thresholds(Path(__file__).resolve().parent.parent / "kernels" / "transpose" / "thresholds.toml")
 
 
 # The Dask tests' fixtures (live/test_fanout.py, live/test_profiled.py): the fakes' control folder

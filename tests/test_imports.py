@@ -274,7 +274,7 @@ def test_a_constant_importlib_import_is_an_import():
 #: The layers, bottom to top: a module may import its own subpackage and anything on a lower
 #: layer, never a higher one nor a sibling on its own layer (report and gate do not import each other).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors",), ("util",), ("metrics",), ("model",), ("capture",), ("analysis",), ("report", "gate"),
+    ("errors",), ("util",), ("formulas",), ("metrics",), ("model",), ("capture",), ("analysis",), ("report", "gate"),
     ("live",), ("cases",), ("api", "cli"), ("__main__",), ("",))
 
 

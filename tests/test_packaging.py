@@ -24,6 +24,7 @@ import pytest
 from conftest import F32
 
 from profiler_report.errors import InputError
+from profiler_report.model.registry import REGISTRY, get_case
 from profiler_report.util import resources
 from profiler_report.util.resources import resource_dir
 
@@ -167,6 +168,7 @@ def _expected_in_wheel() -> set[str]:
     return names
 
 
+@pytest.mark.slow
 def test_wheel_installs_and_reads_a_capture(tmp_path):
     why = _why_no_wheel_build()
     if why:
@@ -184,6 +186,13 @@ def test_wheel_installs_and_reads_a_capture(tmp_path):
                  "profiler_report/templates/report.html.j2", "profiler_report/capture/reader_child.py"):
         assert must in listed, must
     assert _expected_in_wheel() <= listed, sorted(_expected_in_wheel() - listed)
+    for name, module in REGISTRY.items():  # every built-in case: its package and its kernels/<case>/ files
+        case = get_case(name)
+        files = [case.folder / "stages.toml", case.manifest.source, case.thresholds()]
+        assert case.thresholds() is not None, f"{name} ships no thresholds.toml"
+        for f in files:
+            assert f is not None and f"profiler_report/kernels/{name}/{f.name}" in listed, (name, f)
+        assert f"{module.replace('.', '/')}/__init__.py" in listed, module
     assert not any(n.startswith(("kernels/", "templates/", "tests/")) for n in listed), sorted(listed)
 
     # A fresh virtual environment that sees the dependencies through one .pth file of plain paths.

@@ -74,7 +74,8 @@ def by_line(pick: pd.DataFrame, key: str = "inst_executed") -> pd.DataFrame:
             "line": line, "sass": " / ".join(dict.fromkeys(grp["sass"])),
             "side": " / ".join(dict.fromkeys(s for s in grp["side"] if s)),
             **{c: grp[c].sum(min_count=1) for c in _COUNTERS if c in grp},
-            "top_stall": grp.loc[stalled.idxmax(), "top_stall"] if "top_stall" in grp and stalled.max() > 0 else "",
+            "top_stall": grp["top_stall"].iloc[int(stalled.to_numpy().argmax())]  # the first most-stalled row
+            if "top_stall" in grp and stalled.max() > 0 else "",
         })
     return pd.concat([pd.DataFrame(rows), loose], ignore_index=True)
 

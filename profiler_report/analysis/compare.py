@@ -20,6 +20,7 @@ from profiler_report.capture.model import Capture
 from profiler_report.errors import InputError
 from profiler_report.metrics import HEADLINE, SINGLE_LAUNCH_COLUMNS, TIMING_COLUMNS, Column
 from profiler_report.util.fmt import fmt_value
+from profiler_report.util.frames import tuples
 
 if TYPE_CHECKING:
     from profiler_report.analysis.run import Run
@@ -245,7 +246,7 @@ def diff_table(frame: pd.DataFrame, flagged_only: bool = False) -> str:
     sub = frame[frame["flagged"]] if flagged_only else frame
     head = ("", "stage", "metric", "old", "new", "change", "note")
     rows = [("!!" if r.flagged else "", r.stage, r.metric, _cell(r.old, r.unit, r.metric),
-             _cell(r.new, r.unit, r.metric), fmt_change(r.change, r.old), r.note) for r in sub.itertuples()]
+             _cell(r.new, r.unit, r.metric), fmt_change(r.change, r.old), r.note) for r in tuples(sub)]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=False)]
     lines = ["  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True)).rstrip() for row in (head, *rows)]
     return "\n".join(lines)
@@ -254,7 +255,7 @@ def diff_table(frame: pd.DataFrame, flagged_only: bool = False) -> str:
 def comparison_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows for the report's comparison section: stage, metric label, old, new, change, flagged, note."""
     out = []
-    for r in frame.itertuples():
+    for r in tuples(frame):
         col = _COLUMNS.get(r.metric)
         out.append({"stage": r.stage, "metric": col.label if col else r.metric,
                     "old": _cell(r.old, r.unit, r.metric), "new": _cell(r.new, r.unit, r.metric),

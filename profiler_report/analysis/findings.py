@@ -8,6 +8,7 @@ import pandas as pd
 
 from profiler_report.capture.model import Capture
 from profiler_report.util.fmt import fmt
+from profiler_report.util.frames import tuples
 
 
 def rule_changes(capture: Capture, stages: pd.DataFrame) -> pd.DataFrame:
@@ -23,7 +24,7 @@ def rule_changes(capture: Capture, stages: pd.DataFrame) -> pd.DataFrame:
 
     def keyset(launch_id: int) -> dict[tuple[str, str], float]:
         sub = findings[findings["launch_id"] == launch_id]
-        return {(r.rule, r.title): r.speedup_pct for r in sub.itertuples()}
+        return {(r.rule, r.title): r.speedup_pct for r in tuples(sub)}
 
     rows = []
     for i in range(1, len(only)):

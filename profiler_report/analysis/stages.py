@@ -40,8 +40,11 @@ def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
     ceiling_rx = _compiled(ceilings, "--ceiling")
     per_file = launches["launch_id"].map(capture.origins).value_counts() if capture.origins else pd.Series()
     repeated = _own_stages_in_several_files(launches, capture.origins) if name_by_file and not compiled else set()
-    out, seen, used = [], {}, set()
-    for row in launches.itertuples():
+    out: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    used: set[str] = set()
+    rows: Any = launches.itertuples()  # namedtuples of the launches table's columns
+    for row in rows:
         ceiling = next((label for label, rx in ceiling_rx if rx.search(row.kernel) or rx.search(row.nvtx_range or "")),
                        None)
         stage = ceiling if ceiling is not None else _label(row, compiled)

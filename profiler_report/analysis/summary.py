@@ -21,6 +21,7 @@ from profiler_report.metrics import (
     required_metrics,
     stall_reasons,
 )
+from profiler_report.util.frames import tuples
 from profiler_report.util.jsonable import dumps, records
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def summarize(capture: Capture, stages: pd.DataFrame) -> pd.DataFrame:
     wide = capture.wide()
     names = _kernel_display(stages)
     rows = []
-    for st in stages.itertuples():
+    for st in tuples(stages):
         values = wide.loc[st.launch_id].dropna().to_dict() if st.launch_id in wide.index else {}
         stalls = stall_reasons(values)
         top = ", ".join(f"{k} {v:.1f}" for k, v in list(stalls.items())[:3])
@@ -60,7 +61,7 @@ def _kernel_display(stages: pd.DataFrame) -> dict[str, str]:
     """stage -> the kernel name a table shows: the short name, or the name with its template
     arguments when another stage has the same short name but another display name."""
     out = {}
-    for st in stages.itertuples():
+    for st in tuples(stages):
         demangled = str(getattr(st, "demangled", "") or "")
         twins = stages[(stages["kernel"] == st.kernel)]
         shared = "demangled" in stages and twins["demangled"].nunique() > 1
@@ -109,7 +110,7 @@ def stall_table(capture: Capture, stages: pd.DataFrame) -> pd.DataFrame:
     """Long table: stage, reason, cycles_per_issue (``smsp__average_warps_issue_stalled_*``)."""
     wide = capture.wide()
     rows = []
-    for st in stages.itertuples():
+    for st in tuples(stages):
         values = wide.loc[st.launch_id].dropna().to_dict() if st.launch_id in wide.index else {}
         for reason, val in stall_reasons(values).items():
             rows.append({"stage": st.stage, "reason": reason, "cycles_per_issue": val})

@@ -13,6 +13,7 @@ import pandas as pd
 
 from profiler_report.errors import ReportUnreadableError
 from profiler_report.metrics import value_problem
+from profiler_report.util.frames import tuples
 
 #: Columns of :attr:`Capture.metrics`, one row per (launch, metric).
 METRIC_COLUMNS = [
@@ -123,7 +124,7 @@ def check_values(metrics: pd.DataFrame, path: Path) -> None:
     """
     values = metrics["value"].astype(float)
     odd = metrics[~values.map(math.isfinite) | (values < 0)]
-    for r in odd.itertuples():
+    for r in tuples(odd):
         why = value_problem(str(r.metric), float(r.value))
         if why:
             raise ReportUnreadableError(f"{path}: launch {r.launch_id} ({r.kernel}): {r.metric} = {r.value!r} {why}",
@@ -164,7 +165,8 @@ def merge_captures(captures: list[Capture]) -> Capture:
     from; the device is the first file's (a note says so when another file's GPU differs)."""
     if len(captures) == 1:
         return captures[0]
-    metrics, rules, source, files, notes, origins = [], [], [], {}, [], {}
+    metrics, rules, source, files, origins = [], [], [], {}, {}
+    notes: list[str] = []
     labels = file_labels([c.path for c in captures])
     offset = 0
     for cap, label in zip(captures, labels, strict=True):

@@ -79,9 +79,8 @@ class PendingRead:
         self._deadline = time.monotonic() + self.timeout_s
         if split is None:
             split = split_pays()
-        if parts is None:
-            parts = PARTS if split else (None,)
-        self._procs = [_spawn(self.path, part) for part in parts]
+        chosen: tuple[str | None, ...] = parts if parts is not None else (PARTS if split else (None,))
+        self._procs = [_spawn(self.path, part) for part in chosen]
         self._data: dict[str, Any] | None = None
 
     def raw(self) -> dict[str, Any]:

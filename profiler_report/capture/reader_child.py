@@ -207,7 +207,7 @@ def source_rows(action: Any, launch_id: int) -> list[dict[str, Any]]:
             "line": int(info.line()) if info is not None else 0,
             **{col: values[col].get(pc, math.nan) for col in _PER_PC_METRICS},
             "stall_samples": sampled.get(pc, math.nan),
-            "top_stall": max(stalls, key=lambda r: stalls[r].get(pc, 0.0)) if sampled.get(pc) else "",
+            "top_stall": max(stalls, key=lambda r: stalls[str(r)].get(pc, 0.0)) if sampled.get(pc) else "",
         })
     return rows
 

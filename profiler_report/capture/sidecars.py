@@ -141,7 +141,7 @@ def _bad_timing(name: str, item: dict[str, Any]) -> list[str]:
     if name == "timings.json" and not all(isinstance(item.get(k), int | float) and item[k] > 0
                                           for k in ("median_us", "gbps")):
         return ["a median_us and gbps above 0 (a timed launch takes time and moves bytes)"]
-    if all(_finite(v) for v in vals) and not vals[0] <= vals[1] <= vals[2]:
+    if all(_finite(v) for v in vals) and not float(vals[0]) <= float(vals[1]) <= float(vals[2]):  # type: ignore[arg-type]
         return [f"p10_us <= median_us <= p90_us (got {vals[0]:g}, {vals[1]:g}, {vals[2]:g})"]
     return []
 
@@ -175,7 +175,8 @@ def _sanitizer(path: Path, data: Any) -> dict[str, Any]:
         InputError: the file does not have the shape a live run writes.
     """
     d = data if isinstance(data, dict) else {}
-    tools, stages = d.get("tools"), d.get("stages")
+    tools: Any = d.get("tools")
+    stages: Any = d.get("stages")
     names = [t.get("tool") for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
     tools_ok = bool(names) and len(names) == len(tools) and all(
         isinstance(n, str) and n not in _SANITIZER_STAGE_KEYS for n in names) and len(set(names)) == len(names) \

@@ -63,16 +63,16 @@ def _why_no_value(run: Run, row: pd.Series, stage: str, metric: str) -> str:
     """Why a headline column has no value on ``stage``: inputs missing from the capture, or (all
     of them there) a formula with no value for this launch, e.g. load efficiency without LDG."""
     col = HEADLINE_BY_NAME[metric]
-    names = col.formula.needs() if col.formula is not None else ()
+    names = col.needs()
     if names and all(not math.isnan(run.capture.value(int(row["launch_id"]), n)) for n in names):
         why = col.note or "the formula gives no value for this launch"
         return f"{metric} is n/a on {stage}: {why} (its inputs are in the capture); gate another metric there"
-    return f"{metric} not measured on {stage}: the capture lacks {_needs(col.source)}"
+    return f"{metric} not measured on {stage}: the capture lacks {_needs(names)}"
 
 
-def _needs(source: str) -> str:
-    """The ncu metrics a headline column's ``source`` formula reads, and the ncu options that collect them."""
-    names = re.findall(r"[a-z0-9_]+__[\w.]+|memory_l1_\w+", source)
+def _needs(names: tuple[str, ...]) -> str:
+    """The ncu metrics a headline column's formula reads (the registry's
+    :meth:`~profiler_report.metrics.Column.needs`), and the ncu options that collect them."""
     collect = sorted({COLLECTED_BY[n] for n in names if n in COLLECTED_BY})
     return " and ".join(dict.fromkeys(names)) + (f" (collect with {'; '.join(collect)})" if collect else "")
 

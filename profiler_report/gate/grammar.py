@@ -42,10 +42,8 @@ from typing import Any
 from profiler_report.errors import ThresholdsError
 from profiler_report.gate.rules import ALIASES, TIMING_BY_NAME, Rule, canon_unit, convert_unit
 from profiler_report.metrics import HEADLINE, HEADLINE_BY_NAME, SINGLE_LAUNCH_COLUMNS, TIMING_COLUMNS
-
-#: Default thresholds file, looked up in the current directory.
-DEFAULT_THRESHOLDS = Path("thresholds.toml")
-
+from profiler_report.model.registry import DEFAULT_CASE
+from profiler_report.util.resources import resource_dir
 
 #: nvprof metric -> (ncu-based replacement, its source).
 NVPROF_NAMES = {
@@ -319,15 +317,20 @@ def parse_thresholds(text: str, path: str = "<thresholds>") -> Thresholds:
     return parse_thresholds_data(data, path)
 
 
+def default_thresholds() -> Path:
+    """The default case's thresholds file: it gates that case's captures and those made elsewhere."""
+    return resource_dir("kernels") / DEFAULT_CASE / "thresholds.toml"
+
+
 def load_thresholds(path: Path | None = None) -> Thresholds:
-    """Read and parse a thresholds file (default: ``thresholds.toml`` in the current directory).
+    """Read and parse a thresholds file (default: the default case's, ``kernels/<case>/thresholds.toml``).
 
     Raises:
         ThresholdsError: the file is missing, a directory or not a regular file (``/dev/null``),
             unreadable, or does not parse.
     """
     given = path is not None
-    path = Path(path) if given else DEFAULT_THRESHOLDS
+    path = Path(path) if path is not None else default_thresholds()
     if path.is_dir():
         raise ThresholdsError(f"thresholds file {path} is a directory", "pass the .toml file, e.g. --thresholds "
                               f"{path / 'thresholds.toml'}")
@@ -335,8 +338,7 @@ def load_thresholds(path: Path | None = None) -> Thresholds:
         raise ThresholdsError(f"thresholds file {path} is not a regular file (a device or a FIFO)",
                               "pass a .toml file")
     if not path.is_file():
-        hint = "check the path" if given else \
-            "run from the repository root (it ships thresholds.toml) or pass --thresholds FILE"
+        hint = "check the path" if given else "reinstall the package (it ships the file) or pass --thresholds FILE"
         raise ThresholdsError(f"thresholds file {path} not found", hint)
     try:
         text = path.read_bytes().decode("utf-8")

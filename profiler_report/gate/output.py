@@ -155,5 +155,6 @@ def write_junit(path: Path, results: list[Result], missing: str = "fail",
     if path.is_file() and not _is_junit(path):
         raise InputError(f"--junit {path} is an existing file that is not a JUnit report: not overwritten",
                          "pass --junit a new path, e.g. --junit junit.xml")
-    tree = junit_tree(results, missing, properties=properties)
-    write_atomic(path, ET.tostring(tree.getroot(), encoding="utf-8", xml_declaration=True) + b"\n")
+    root = junit_tree(results, missing, properties=properties).getroot()
+    assert root is not None  # junit_tree builds a <testsuites> root
+    write_atomic(path, ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n")

@@ -116,18 +116,6 @@ class BenchRow:
         return replace(self, dims=dict(self.dims), **changes)
 
 
-def summarize(row_type: type[BenchRow], name: str, kind: str, us: list[float] | None, dims: dict[str, int],
-              dtype: str, nbytes: int, l2_bytes: int, timing: str = EVENTS, note: str = "") -> BenchRow:
-    """A row from the samples ``us`` (None: untimed, NaN times): median, p10/p90, GB/s of ``nbytes``."""
-    resident = "L2" if nbytes <= l2_bytes else "DRAM"
-    nan = float("nan")
-    if not us or all(u != u for u in us):
-        return row_type(name, kind, dict(dims), dtype, nan, nan, nan, nan, timing=timing, note=note, resident=resident)
-    med, q = statistics.median(us), statistics.quantiles(us, n=10)
-    return row_type(name, kind, dict(dims), dtype, med, q[0], q[-1], nbytes / (med * 1e3), timing=timing, note=note,
-                    resident=resident)
-
-
 #: check(point, fn, stage) -> "" when fn's output is right on the point's first pair, else what is
 #: wrong; ``stage`` is the kernel's stage (None for a peer: the case's operation itself).
 Check = Callable[["Point", Fn, Stage | None], str]
@@ -151,8 +139,16 @@ class Point:
     after_slow_check: Callable[[], None] = field(default=lambda: None)
 
     def row(self, name: str, kind: str, us: list[float] | None, timing: str = EVENTS, note: str = "") -> BenchRow:
-        return summarize(self.row_type, name, kind, us, self.dims, self.dtype, self.nbytes, self.l2_bytes, timing,
-                         note)
+        """A row from the samples ``us`` (None or all NaN: untimed, NaN times): median, p10/p90,
+        GB/s of the point's bytes, and where those bytes were (L2 or DRAM)."""
+        resident = "L2" if self.nbytes <= self.l2_bytes else "DRAM"
+        nan = float("nan")
+        if not us or all(u != u for u in us):
+            return self.row_type(name, kind, dict(self.dims), self.dtype, nan, nan, nan, nan, timing=timing,
+                                 note=note, resident=resident)
+        med, q = statistics.median(us), statistics.quantiles(us, n=10)
+        return self.row_type(name, kind, dict(self.dims), self.dtype, med, q[0], q[-1], self.nbytes / (med * 1e3),
+                             timing=timing, note=note, resident=resident)
 
     def timed(self, fn: Fn) -> list[float]:
         return event_times_us(fn, self.pairs, self.repeats, self.warmup)

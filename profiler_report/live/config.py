@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 
 from profiler_report.errors import InputError
+from profiler_report.model.registry import DEFAULT_CASE
 from profiler_report.util.dtypes import ALL_DTYPES
 
 
@@ -13,7 +14,7 @@ from profiler_report.util.dtypes import ALL_DTYPES
 class RunConfig:
     """Settings of a live run (``profiler-report run``)."""
 
-    case: str = "transpose"
+    case: str = DEFAULT_CASE
     #: The case's dimensions for timing (``{"rows": 8192, "cols": 8192}``); empty: its default.
     size: dict[str, int] = field(default_factory=dict)
     #: The dimensions under ncu; empty: the same as ``size``.

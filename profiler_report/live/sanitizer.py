@@ -362,8 +362,8 @@ def stage_results(stages: Sequence[str], tools: Sequence[str], runs: dict[str, T
 
 
 def sanitize(exe: str, case_ref: str, size: dict[str, int], size_text: str, dtype: str, stages: Sequence[str],
-             timeout_s: float, folder: Path | None = None, tools: Sequence[str] = TOOLS) -> dict[str, Any]:
-    """Run every stage under each tool (GPU): ``sanitizer.json``'s content (:data:`SCHEMA`).
+             timeout_s: float, folder: Path | None = None) -> dict[str, Any]:
+    """Run every stage under each tool of :data:`TOOLS` (GPU): ``sanitizer.json``'s content (:data:`SCHEMA`).
 
     Keys: ``schema``, ``tool`` (its path), ``version``, ``tools`` (a :class:`ToolRun` per tool),
     ``size`` (the case's dimensions), ``size_text``, ``dtype``, ``stages``
@@ -374,6 +374,7 @@ def sanitize(exe: str, case_ref: str, size: dict[str, int], size_text: str, dtyp
 
     runs: dict[str, ToolRun] = {}
     outputs: dict[str, list[ToolOutput]] = {}
+    tools = TOOLS
     for tool in tools:
         log = folder / f"sanitizer-{tool}.log" if folder is not None else None
         runs[tool], outputs[tool] = run_tool(exe, tool, case_ref, size, dtype, stages, timeout_s, log)

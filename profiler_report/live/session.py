@@ -127,7 +127,7 @@ def _with_sanitizer(v: kern.Validation, doc: dict[str, Any] | None) -> kern.Vali
     if rec is None or rec["correct"] or not v.correct:
         return v
     return replace(v, correct=False, message=f"stage {v.stage} fails under compute-sanitizer at "
-                                             f"{doc['size_text']} {doc['dtype']}: {rec['first']}")
+                                             f"{(doc or {})['size_text']} {(doc or {})['dtype']}: {rec['first']}")
 
 
 def _measure(cfg: RunConfig, case: Case, stages: list[Stage], timer: StepTimer,

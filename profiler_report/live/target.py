@@ -22,7 +22,7 @@ from profiler_report.model.base import Case, Size
 from profiler_report.model.experiment import RESULT_PREFIX
 from profiler_report.model.manifest import Stage
 from profiler_report.model.ranges import nvtx_range_name
-from profiler_report.model.registry import get_case
+from profiler_report.model.registry import DEFAULT_CASE, get_case
 
 
 def profile_launches(kernels: Kernels, stages: list[Stage], size: Size) -> list[Validation]:
@@ -38,7 +38,7 @@ def profile_launches(kernels: Kernels, stages: list[Stage], size: Size) -> list[
         kernels.launch(st, a, out, size)  # warm-up, outside every range
         cupy.cuda.runtime.deviceSynchronize()
         case.guarded("prepare_output", st, case.prepare_output, cupy, st, out)  # the profiled launch starts clean
-        kernels.launch(st, a, out, size, profiled=lambda st=st: push_range(nvtx_range_name(case.name, st.id)))
+        kernels.launch(st, a, out, size, profiled=lambda st=st: push_range(nvtx_range_name(case.name, st.id)))  # type: ignore[misc]
         cupy.cuda.runtime.deviceSynchronize()
     return results
 
@@ -94,7 +94,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("mode", choices=["profile", "experiment", "sanitize"],
                    help="profile: the stages; experiment: the points of one experiment of the case; "
                         "sanitize: each stage once between markers, for compute-sanitizer")
-    p.add_argument("--case", default="transpose", help="a built-in case's name or a case folder's path")
+    p.add_argument("--case", default=DEFAULT_CASE, help="a built-in case's name or a case folder's path")
     p.add_argument("--size", default="", help='the case\'s dimensions as JSON, e.g. {"rows": 4096, "cols": 4096}')
     p.add_argument("--dtype", default="")
     p.add_argument("--experiment", default="", help="experiment mode: the experiment's id")

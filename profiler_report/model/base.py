@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -201,7 +201,7 @@ class Case:
 
     # -- sizes and work -------------------------------------------------------------------------
 
-    def size(self, values: dict[str, int | None]) -> Size:
+    def size(self, values: Mapping[str, int | None]) -> Size:
         """A size from options (missing ones from :attr:`default_size`), checked.
 
         Raises:
@@ -211,7 +211,8 @@ class Case:
         if unknown:
             raise InputError(f"case {self.name} has no dimension {', '.join(sorted(unknown))}",
                              f"its dimensions are {', '.join(self.dims)}")
-        size = {d: int(self.default_size[d] if values.get(d) is None else values[d]) for d in self.dims}  # 0 is a size
+        given = {d: v for d, v in values.items() if v is not None}  # 0 is a size
+        size = {d: int(given.get(d, self.default_size[d])) for d in self.dims}
         if any(v < 1 for v in size.values()):
             raise InputError(f"{self.name} size must be positive, got {self.size_text(size)}",
                              f"give each of {', '.join(self.dims)} as an integer >= 1")

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from profiler_report.errors import InputError
-from profiler_report.util.resources import resource_dir
 
 #: How a fix names the manifest it applies to; :func:`fix_in` puts the real file in its place.
 MANIFEST_PATH = "kernels/<case>/stages.toml"
@@ -112,7 +111,8 @@ def _claim(raw: dict[str, Any]) -> Claim:
     unknown = set(raw) - {f for f in Claim.__dataclass_fields__}
     if unknown:
         raise InputError(f"claim {raw['says']!r} has unknown keys {', '.join(sorted(unknown))}", fix)
-    return Claim(**{k: (float(v) if k in _CLAIM_BOUNDS else str(v)) for k, v in raw.items()})
+    values: dict[str, Any] = {k: (float(v) if k in _CLAIM_BOUNDS else str(v)) for k, v in raw.items()}
+    return Claim(**values)
 
 
 @dataclass(frozen=True)
@@ -251,13 +251,12 @@ def _check_tile_shape(stage_id: str, template: list[Any], launch: str = "vec_tun
         raise InputError(f"stage {stage_id}: tile shape {trc}x{tcc} with {nt} threads is not valid", fix)
 
 
-def load_manifest(path: Path | None = None) -> Manifest:
-    """Read the stage manifest (default: the packaged ``kernels/<case>/stages.toml``).
+def load_manifest(path: Path) -> Manifest:
+    """Read a stage manifest (a case's ``kernels/<case>/stages.toml``, or a case folder's).
 
     Raises:
         InputError: the file is missing, is not TOML, or lacks a required key.
     """
-    path = path or resource_dir("kernels") / "transpose" / "stages.toml"
     try:
         raw = tomllib.loads(path.read_text())
         return Manifest(
@@ -266,7 +265,7 @@ def load_manifest(path: Path | None = None) -> Manifest:
             ceiling=_stage(raw["ceiling"]),
             regression=_stage(raw["regression"]) if "regression" in raw else None,
             tile=int(raw.get("tile", 32)),
-            block=tuple(raw.get("block", (32, 8))),  # type: ignore[arg-type]
+            block=tuple(raw.get("block", (32, 8))),
             params={k: v for k, v in raw.items() if k not in _GENERIC_KEYS},
             claims=tuple(_claim(c) for c in raw.get("claims", [])),
         )

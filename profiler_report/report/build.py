@@ -10,6 +10,7 @@ page is built.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,7 @@ from profiler_report.analysis.story import tell
 from profiler_report.capture.sidecars import Sidecars, read_sidecars
 from profiler_report.errors import InputError
 from profiler_report.model.base import Case
-from profiler_report.model.registry import get_case
+from profiler_report.model.registry import DEFAULT_CASE, get_case
 from profiler_report.report.cells import cell_rules
 from profiler_report.report.chart_pool import ChartPool
 from profiler_report.report.charts import bank_map_jobs, capture_chart_jobs, sidecar_chart_jobs
@@ -63,27 +64,45 @@ def _write(inp: PageInputs, out: Path, pool: ChartPool, early: Any, timer: StepT
         return write_outputs(out, page, inp.analysis, inp.sanitizer)
 
 
-def render_capture(capture_path: Path | list[Path], out: Path, *, labels: list[tuple[str, str]] | None = None,
-                   live: bool = False, capture_label: str | None = None, baseline: Path | None = None,
-                   tolerance: float = 0.05, strict: bool = False, pending: PendingRead | None = None,
-                   timer: StepTimer | None = None, chart_workers: int = 1,
-                   case: Case | None = None, ceilings: list[tuple[str, str]] | None = None,
-                   expect: Path | None = None, force: bool = False,
-                   run: Run | None = None) -> tuple[Analysis, list[Path], list[str]]:
-    """Read, analyze and render one capture into ``out`` (index.html, summary.csv, summary.json).
+@dataclass(frozen=True)
+class RenderOptions:
+    """How :func:`render_capture` renders (every field is one of its keyword arguments).
 
-    ``capture_label`` is the path the report names for the capture (a live run renders inside
-    its ``.partial`` folder, then renames it). With ``baseline``, the page gets a per-stage
-    comparison with that earlier capture (:func:`~profiler_report.analysis.compare.diff_summaries`,
-    flagged beyond ``tolerance``). ``pending``: the read of ``capture_path`` already started
-    (:func:`profiler_report.capture.readahead.start_read`). ``chart_workers`` > 1 draws the charts
-    in that many forked processes. ``timer`` records read, analyze, page (including the wait for
-    the charts) and write. ``case``: the case that made both captures (``--case DIR``; None finds
-    it from the capture, see :func:`~profiler_report.analysis.stages.own_case`). A list of captures
-    is one ladder; ``ceilings`` and ``expect`` are ``--ceiling`` and ``--expect`` (see
-    :func:`~profiler_report.analysis.run.load_run`). A recorded page (not ``live``) is not written
-    over a live run's report unless ``force`` (:func:`refuse_live_overwrite`). ``run``:
-    ``capture_path`` already loaded (:func:`~profiler_report.analysis.run.load_run`), not read again.
+    ``labels``/``ceilings``/``expect``: ``--stage``, ``--ceiling`` and ``--expect`` (see
+    :func:`~profiler_report.analysis.run.load_run`). ``live``: a live run's report (never refused).
+    ``capture_label``: the path the report names for the capture (a live run renders inside its
+    ``.partial`` folder, then renames it). ``baseline``: an earlier capture, compared per stage
+    (:func:`~profiler_report.analysis.compare.diff_summaries`, flagged beyond ``tolerance``, a
+    fraction); ``strict``: refuse a baseline that is not comparable. ``pending``: the read of the
+    capture already started (:func:`profiler_report.capture.readahead.start_read`). ``timer``
+    records read, analyze, page (including the wait for the charts) and write. ``chart_workers`` > 1
+    draws the charts in that many forked processes. ``case``: the case that made both captures
+    (None finds it from the capture, see :func:`~profiler_report.analysis.stages.own_case`).
+    ``force``: write over a live run's report. ``run``: the capture already loaded, not read again.
+    """
+
+    labels: list[tuple[str, str]] | None = None
+    live: bool = False
+    capture_label: str | None = None
+    baseline: Path | None = None
+    tolerance: float = 0.05
+    strict: bool = False
+    pending: PendingRead | None = None
+    timer: StepTimer | None = None
+    chart_workers: int = 1
+    case: Case | None = None
+    ceilings: list[tuple[str, str]] | None = None
+    expect: Path | None = None
+    force: bool = False
+    run: Run | None = None
+
+
+def render_capture(capture_path: Path | list[Path], out: Path,
+                   **options: Any) -> tuple[Analysis, list[Path], list[str]]:
+    """Read, analyze and render one capture (a list: one ladder) into ``out`` (index.html,
+    summary.csv, summary.json); ``options`` are :class:`RenderOptions`' fields. A recorded page
+    (not ``live``) is not written over a live run's report unless ``force``
+    (:func:`refuse_live_overwrite`).
 
     Returns:
         (the analysis, the files written, what makes the two runs not comparable: [] without a
@@ -94,11 +113,14 @@ def render_capture(capture_path: Path | list[Path], out: Path, *, labels: list[t
             a sidecar file is corrupt; a ``--stage`` pattern is bad or matches nothing; ``strict``
             and the baseline is not comparable.
         ReportUnreadableError: a capture cannot be read.
+        TypeError: an option that is no field of :class:`RenderOptions`.
     """
-    if not live and not force:
+    o = RenderOptions(**options)
+    if not o.live and not o.force:
         refuse_live_overwrite(out)
-    timer = timer or StepTimer(progress=False)
-    with ChartPool(chart_workers) as pool:  # forked now: the workers start while ncu_report reads
+    timer = o.timer or StepTimer(progress=False)
+    run = o.run
+    with ChartPool(o.chart_workers) as pool:  # forked now: the workers start while ncu_report reads
         many = isinstance(capture_path, list | tuple) and len(capture_path) > 1
         if run is not None:
             side = run.sidecars
@@ -107,19 +129,26 @@ def render_capture(capture_path: Path | list[Path], out: Path, *, labels: list[t
         early = pool.draw(sidecar_chart_jobs(side.bench, side.sweep))  # need no capture: drawn during the read
         if run is None:
             with timer.step("read"):
-                run = load_run(capture_path, labels, pending=pending, sidecars=side, case=case, ceilings=ceilings,
-                               expect=expect)
-        inp, diffs = _inputs(run, live, capture_label), []
-        if baseline is not None:
+                run = load_run(capture_path, o.labels, pending=o.pending, sidecars=side, case=o.case,
+                               ceilings=o.ceilings, expect=o.expect)
+        inp, diffs = _inputs(run, o.live, o.capture_label), []
+        if o.baseline is not None:
             with timer.step("baseline"):
-                old = load_run(baseline, labels, case=case, ceilings=ceilings, expect=expect)
-                diffs = require_comparable(old, run, strict)
-            inp.comparison = comparison_rows(diff_summaries(old.summary, run.summary, tolerance))
-            inp.comparison_note = (f"Baseline: {baseline}. Flagged: a count or ratio changed by more than "
-                                   f"{tolerance:.0%}, or event timings moved beyond their p10..p90 spread."
-                                   + (f" Not comparable: {'; '.join(diffs)}." if diffs else ""))
+                diffs = _compare(inp, run, o)
         files = _write(inp, out, pool, early, timer)
     return run.analysis, files, diffs
+
+
+def _compare(inp: PageInputs, run: Run, o: RenderOptions) -> list[str]:
+    """The baseline's per-stage comparison into ``inp``; what makes the two runs not comparable."""
+    assert o.baseline is not None
+    old = load_run(o.baseline, o.labels, case=o.case, ceilings=o.ceilings, expect=o.expect)
+    diffs = require_comparable(old, run, o.strict)
+    inp.comparison = comparison_rows(diff_summaries(old.summary, run.summary, o.tolerance))
+    inp.comparison_note = (f"Baseline: {o.baseline}. Flagged: a count or ratio changed by more than "
+                           f"{o.tolerance:.0%}, or event timings moved beyond their p10..p90 spread."
+                           + (f" Not comparable: {'; '.join(diffs)}." if diffs else ""))
+    return diffs
 
 
 def _first(path: Path | list[Path]) -> Path:
@@ -136,7 +165,7 @@ def counterless_inputs(folder: Path, side: Sidecars, live: bool = True, case: Ca
         raise InputError(f"{folder} holds neither validation.json nor timings.json",
                          "run `profiler-report run --no-counters` to make them")
     prov: dict[str, Any] = dict(side.provenance or {})
-    case = case or get_case(str(prov.get("case_dir") or prov.get("case", "transpose")))
+    case = case or get_case(str(prov.get("case_dir") or prov.get("case", DEFAULT_CASE)))
     reason = unavailable_reason(prov)
     summary = timings_summary(case, side.validation or [], side.timings or [], prov)
     analysis = timings_analysis(summary, case.manifest, f"unavailable ({reason})")

@@ -13,6 +13,7 @@ import pandas as pd
 from profiler_report.analysis import Analysis
 from profiler_report.report.tables import shape_table, sweep_table
 from profiler_report.util.fmt import fmt
+from profiler_report.util.frames import tuples
 
 
 def pyplot() -> Any:
@@ -38,7 +39,7 @@ def bandwidth_chart_data(summary: pd.DataFrame, timings: list[dict[str, Any]] | 
     """
     rows = []
     use_events = "event_gbps" in summary and summary["event_gbps"].notna().any()
-    for r in summary.itertuples():
+    for r in tuples(summary):
         val = math.nan if r.stage in wrong else r.event_gbps if use_events else r.dram_throughput_gbps
         rows.append({"label": r.stage, "gbps": float(val), "kind": r.role,
                      "source": "CUDA events" if use_events else "ncu DRAM throughput"})
@@ -83,7 +84,7 @@ def bar_colors(data: pd.DataFrame, highlight_label: str | None = None) -> list[s
     """Colour of each bar of :func:`draw_bandwidth`: ceilings grey, peers orange, the highlighted
     stage dark and the other stages light; every stage dark when nothing is highlighted."""
     colors = []
-    for r in data.itertuples():
+    for r in tuples(data):
         if r.kind == "ceiling":
             colors.append(CEILING)
         elif r.kind == "stage-other":

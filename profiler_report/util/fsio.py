@@ -7,7 +7,7 @@ import json
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -110,7 +110,7 @@ def ensure_dir(folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
 
 
-def atomic_write_many(files: dict[Path, Data], follow_links: bool = True) -> None:
+def atomic_write_many(files: Mapping[Path, Data], follow_links: bool = True) -> None:
     """Write several files as close to all-or-nothing as renames allow: every temporary file is
     written first, then all are renamed in quick succession; on a failure before the renames the
     temporary files are removed and every destination is left as it was.

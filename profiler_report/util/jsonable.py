@@ -20,7 +20,7 @@ def _plain(value: Any) -> Any:
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """One dict per row, every non-finite number None."""
-    return [{k: _plain(v) for k, v in r.items()} for r in frame.to_dict("records")]
+    return [{str(k): _plain(v) for k, v in r.items()} for r in frame.to_dict("records")]
 
 
 def dumps(data: Any) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conftest import F32, F32_REGRESSED, F64
+from conftest import F32, F32_REGRESSED, F64, TRANSPOSE_STAGES
 
 from profiler_report.analysis import analyze
 from profiler_report.analysis.verdicts import judge
@@ -229,7 +229,7 @@ def test_a_sum_that_overflows_is_refused_and_a_huge_value_is_kept():
 def _manifest():
     from profiler_report.model.manifest import load_manifest
 
-    return load_manifest()
+    return load_manifest(TRANSPOSE_STAGES)
 
 
 def test_the_load_store_split_is_not_collected_when_the_sass_cannot_be_read(f32_capture):

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 
 import pytest
+from conftest import TRANSPOSE_STAGES
 
 from profiler_report.cases.transpose.bench import COPIES, shape_stages
 from profiler_report.model.manifest import load_manifest, stage_sources
@@ -30,7 +31,7 @@ def _require_nvcc() -> str:
 @pytest.fixture(scope="module")
 def ptxas_log(tmp_path_factory):
     nvcc = _require_nvcc()
-    manifest = load_manifest()
+    manifest = load_manifest(TRANSPOSE_STAGES)
     stages = [*manifest.stages, manifest.ceiling, manifest.regression, *COPIES]
     kernels = [s.kernel for s in stages]
     lines = [f'#include "{manifest.source}"']
@@ -67,7 +68,7 @@ def test_every_swept_tile_shape_compiles(tmp_path):
     # The bench's block-shape sweep instantiates vec_tuned at each shape: all must build for sm_90.
     # (Some float16 shapes with one micro-block per thread spill a few bytes; the sweep times them anyway.)
     nvcc = _require_nvcc()
-    manifest = load_manifest()
+    manifest = load_manifest(TRANSPOSE_STAGES)
     lines = [f'#include "{manifest.source}"']
     n = 0
     for dtype, ctype in ((d, CXX_TYPES[d]) for d in TRANSPOSE_DTYPES):
@@ -84,7 +85,7 @@ def test_every_vec_realigned_candidate_compiles_in_its_dtype(tmp_path):
     from profiler_report.cases.transpose.bench import config_stages
 
     nvcc = _require_nvcc()
-    manifest = load_manifest()
+    manifest = load_manifest(TRANSPOSE_STAGES)
     lines = [f'#include "{manifest.source}"']
     for dtype, ctype in ((d, CXX_TYPES[d]) for d in TRANSPOSE_DTYPES):
         for st in config_stages(get_case("transpose"), dtype):
@@ -164,7 +165,7 @@ def test_every_padding_sweep_point_compiles(tmp_path):
 
 
 def test_each_stage_has_marked_source():
-    manifest = load_manifest()
+    manifest = load_manifest(TRANSPOSE_STAGES)
     sources = stage_sources(manifest.source_text())
     for st in (*manifest.stages, manifest.ceiling, manifest.regression):
         assert st.id in sources, st.id
@@ -193,7 +194,7 @@ def _enclosing_headers(src: str, pos: int) -> list[str]:
 def test_syncthreads_outside_bounds_checks():
     # A barrier inside `if (x < cols ...)` deadlocks or races on edge tiles. Barriers sit in a
     # function body or a loop body (a tile loop whose bounds are the same for the whole block).
-    src = load_manifest().source_text()
+    src = load_manifest(TRANSPOSE_STAGES).source_text()
     found = 0
     for m in re.finditer(r"__syncthreads\(\);", src):
         heads = _enclosing_headers(src, m.start())

@@ -16,7 +16,7 @@ from profiler_report.analysis.summary import summary_document
 from profiler_report.errors import InputError, ReportUnreadableError, ThresholdsError
 
 ROOT = Path(__file__).resolve().parents[2]
-THRESHOLDS = ROOT / "thresholds.toml"
+THRESHOLDS = ROOT / "kernels" / "transpose" / "thresholds.toml"
 
 
 @pytest.fixture(scope="module")

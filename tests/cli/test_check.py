@@ -64,10 +64,14 @@ def test_cli_unreadable_captures_exit_2(monkeypatch, capsys, tmp_path):
         assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err
 
 
-def test_cli_missing_default_thresholds_file(monkeypatch, capsys, tmp_path):
-    code, _, err = cli(monkeypatch, capsys, "check", GOOD_REP, cwd=tmp_path)
-    assert code == 2
-    assert "thresholds file thresholds.toml not found" in err and "--thresholds" in err
+def test_the_default_thresholds_are_the_cases_own_in_any_folder(monkeypatch, capsys, tmp_path):
+    # No thresholds.toml in the current folder: a transpose capture is gated on the file its case
+    # ships (kernels/transpose/thresholds.toml), wherever check runs; a missing --thresholds is bad input.
+    code, out, err = cli(monkeypatch, capsys, "check", GOOD_REP, "--format", "json", "--missing", "warn", cwd=tmp_path)
+    assert code == 0, err
+    assert json.loads(out)["thresholds"].endswith("kernels/transpose/thresholds.toml")
+    code, _, err = cli(monkeypatch, capsys, "check", GOOD_REP, "--thresholds", "thresholds.toml", cwd=tmp_path)
+    assert code == 2 and "thresholds file thresholds.toml not found" in err and "check the path" in err
 
 
 def test_module_entry_in_a_subprocess(tmp_path):

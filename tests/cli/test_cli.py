@@ -98,7 +98,7 @@ def test_bench_prints_the_block_shape_verdicts_the_report_shows():
     from pathlib import Path
 
     from profiler_report.cases.transpose.bench import TransposeRow
-    from profiler_report.cli import _shape_lines
+    from profiler_report.live.sweeps import shape_lines as _shape_lines
 
     sweep = Path(__file__).resolve().parents[2] / "reports" / "h200" / "sweep.json"
     rows = [TransposeRow.from_dict(r) for r in json.loads(sweep.read_text())["rows"]]

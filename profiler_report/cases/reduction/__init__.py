@@ -13,6 +13,7 @@ stage) and from ``out[64]`` two regions for the partial sums of alternate passes
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,7 +79,7 @@ class ReductionCase(Case):
         "achieved_occupancy_pct", "registers_per_thread",
     )
 
-    def size(self, values: dict[str, int | None]) -> Size:
+    def size(self, values: Mapping[str, int | None]) -> Size:
         size = super().size(values)
         if size["n"] > MAX_N:
             raise InputError(f"reduction n must be at most 2^31 - 1, got {size['n']}", "use a smaller --size n=N")

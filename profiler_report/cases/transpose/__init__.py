@@ -7,6 +7,7 @@ Outputs are compared bit for bit with ``cupy.ascontiguousarray(a.T)`` (a copy st
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
@@ -46,7 +47,7 @@ class TransposeCase(Case):
         """Bytes read + written: ``2 * rows * cols * itemsize`` (a copy moves as much)."""
         return Work(2 * size["rows"] * size["cols"] * ITEMSIZE[dtype])
 
-    def size(self, values: dict[str, int | None]) -> Size:
+    def size(self, values: Mapping[str, int | None]) -> Size:
         """As :meth:`Case.size`, and rows and cols at most 2^31 - 1 (the kernels take them as int).
 
         Raises:

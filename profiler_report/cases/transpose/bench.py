@@ -98,9 +98,9 @@ def config_stages(case: Case, dtype: str) -> list[Stage]:
     if not found:
         return []
     base = found[-1]
-    default = tuple(int(a) for a in base.targs)
+    default: tuple[int, ...] = tuple(int(a) for a in base.targs)
     v = 16 // ITEMSIZE[dtype]
-    configs = [c for c in CONFIGS if realigned_rows_fit(c[0], v)
+    configs: list[tuple[int, ...]] = [c for c in CONFIGS if realigned_rows_fit(c[0], v)
                and dynamic_smem_bytes(replace(base, targs=tuple(map(str, c))), dtype) <= MAX_DYNAMIC_SMEM]
     fits = dynamic_smem_bytes(base, dtype) <= MAX_DYNAMIC_SMEM  # a default's tile may not fit this dtype
     configs += [default] if default not in configs and fits else []
@@ -198,17 +198,33 @@ def _kernel(point: Point, k: Kernels, name: str, kind: str, st: Stage) -> Transp
     return row
 
 
-def bench_size(case: Case, rows: int, cols: int, dtype: str, *, repeats: int = 30, warmup: int = 5,
-               buffers: int = 3, with_peers: bool = True, stages: list[Stage] | None = None,
-               options: tuple[str, ...] = (), suffix: str = "", configs: bool = False) -> list[BenchRow]:
-    """Time memcpy, the copy kernels, the stages and (optionally) the peers at one size.
+@dataclass(frozen=True)
+class SizeRun:
+    """How :func:`bench_size` times one size: ``repeats`` timed and ``warmup`` untimed calls per
+    entry over ``buffers`` input pairs; the peers or not; ``stages`` (default: the manifest's);
+    ``options``: extra NVRTC options (an attempt such as ``-maxrregcount=32``) and ``suffix``
+    appended to the stage names of such an attempt; ``configs``: time the ``vec_realigned`` stage at
+    every :func:`config_stages` configuration and choose one (:func:`choose_config`)."""
 
-    ``options`` are extra NVRTC options (an attempt such as ``-maxrregcount=32``); ``suffix``
-    is appended to the stage names of such an attempt. ``configs``: time the ``vec_realigned`` stage
-    at every :func:`config_stages` configuration (rows of kind "config", the chosen one marked)
-    and give its stage row the chosen configuration's timing (:func:`choose_config`; ``config``
-    names it). Every row gets its point's ceiling (:func:`judge_against_ceiling`).
+    repeats: int = 30
+    warmup: int = 5
+    buffers: int = 3
+    with_peers: bool = True
+    stages: list[Stage] | None = None
+    options: tuple[str, ...] = ()
+    suffix: str = ""
+    configs: bool = False
+
+
+def bench_size(case: Case, rows: int, cols: int, dtype: str, **how: Any) -> list[BenchRow]:
+    """Time memcpy, the copy kernels, the stages and (optionally) the peers at one size; ``how``:
+    :class:`SizeRun`'s fields. With ``configs``, rows of kind "config" (one per candidate, the
+    chosen one marked) and the ``vec_realigned`` stage row with the chosen configuration's timing
+    (``config`` names it). Every row gets its point's ceiling (:func:`judge_against_ceiling`).
     """
+    h = SizeRun(**how)
+    stages, options, suffix, configs = h.stages, h.options, h.suffix, h.configs
+    repeats, warmup, buffers, with_peers = h.repeats, h.warmup, h.buffers, h.with_peers
     candidates = config_stages(case, dtype) if configs else []
     module, names = compile_module(case, dtype, options, extra=COPIES + tuple(stages or ()) + tuple(candidates))
     k = Kernels(module, names, dtype, case)

@@ -18,6 +18,7 @@ from profiler_report.cases.transpose.padding_points import POINTS, SIZE, Point
 from profiler_report.metrics import headline_row
 from profiler_report.model.experiment import Experiment, ExperimentRow, ExperimentTable
 from profiler_report.util.fmt import fmt
+from profiler_report.util.frames import tuples
 
 if TYPE_CHECKING:
     from profiler_report.capture.model import Capture
@@ -75,13 +76,13 @@ def measured_values(capture: Capture, experiment: Experiment) -> dict[str, dict[
     formulas of :func:`profiler_report.metrics.headline_row`)."""
     wide = capture.wide()
     out: dict[str, dict[str, float]] = {}
-    for launch in capture.launches().itertuples():
+    for launch in tuples(capture.launches()):
         point = experiment.point_of(str(launch.nvtx_range or ""))
         if point is None or launch.launch_id not in wide.index:
             continue
-        raw = {k: float(v) for k, v in wide.loc[launch.launch_id].items() if v == v}
+        raw = {str(k): float(v) for k, v in wide.loc[launch.launch_id].items() if v == v}
         row = headline_row(raw)
-        out[point] = {k: float(row[k]) for k in MEASURED}  # type: ignore[arg-type]
+        out[point] = {k: float(row[k]) for k in MEASURED}
     return out
 
 

@@ -32,10 +32,10 @@ def _cupy_copy(cupy: Any, dtype: str) -> Fn:
 def _geam(cupy: Any, dtype: str) -> Fn:
     if dtype not in ("float32", "float64"):
         raise PeerUnavailable("geam has no float16")
-    import cupy.cublas  # a submodule: not imported by `import cupy`
+    from cupy import cublas  # a submodule: not imported by `import cupy`
 
     def fn(src: Any, dst: Any) -> None:
-        cupy.cublas.geam("T", "N", 1.0, src, 0.0, dst, out=dst)
+        cublas.geam("T", "N", 1.0, src, 0.0, dst, out=dst)
     return fn
 
 
