@@ -372,11 +372,14 @@ def bench(out: Path, quick: bool, repeats: int, case_name: str, cluster: str | N
     folder = out.with_name(out.name + ".points")
     if fresh:
         shutil.rmtree(folder, ignore_errors=True)
-    store = fanout.PointStore(folder, git_commit(Path(__file__).resolve().parent.parent))
+    store = fanout.PointStore(folder, git_commit(Path(__file__).resolve().parent.parent),
+                              row_type=case.bench_row_type())
     engine = fanout.engine_name(cluster, scheduler)
 
     with fanout.dask_client(cluster, scheduler) as client:
         results = fanout.run_sweep(points, client=client, store=store, progress=_point_progress)
+    for note in store.notes:
+        click.echo(f"note: {note}", err=True)
     rows = case.bench_rows([r for res in results for r in res.rows])
     click.echo(case.bench_table(rows))
     click.echo(_shape_lines(rows))
@@ -459,8 +462,11 @@ def sweep(case_name: str, stages: str, sizes: tuple[str, ...], dtypes: tuple[str
             from profiler_report.live.ncu import find_ncu
 
             find_ncu(ncu_path)  # in-process: no ncu fails once, before any point
+        notes: list[str] = []
         results = profiled.run_profiled_sweep(points, out, settings, git_commit(Path(__file__).resolve().parent.parent),
-                                              client=client, progress=_point_progress)
+                                              client=client, progress=_point_progress, notes=notes)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
     prov = {**_cluster_provenance(case, results), "counters": "collected (ncu --set full)"}
     doc = profiled.sweep_document(case, results, settings, fanout.engine_name(cluster, scheduler), prov)
     for warning in doc["sweep"]["warnings"]:

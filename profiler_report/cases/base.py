@@ -328,6 +328,10 @@ class Case:
         """The rows of one :meth:`sweep_points` point, timed on this process's GPU."""
         return self._bench("benchmark").bench_point(self, point)
 
+    def bench_row_type(self) -> type:
+        """The dataclass of :meth:`bench_rows` (the point store checks stored rows against it)."""
+        return self._bench("benchmark").BenchRow
+
     def bench_rows(self, dicts: list[dict[str, Any]]) -> list[Any]:
         """Bench rows back from their dicts (gathered from workers, or the point store)."""
         row = self._bench("benchmark").BenchRow
