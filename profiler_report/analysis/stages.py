@@ -36,14 +36,14 @@ def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
             (the message names the closest kernel names).
     """
     launches = capture.launches()
+    _labels_once(labels, ceilings)
     compiled = _compiled(labels, "--stage")
     ceiling_rx = _compiled(ceilings, "--ceiling")
     per_file = launches["launch_id"].map(capture.origins).value_counts() if capture.origins else pd.Series()
     repeated = _own_stages_in_several_files(launches, capture.origins) if name_by_file and not compiled else set()
     out, seen, used = [], {}, set()
     for row in launches.itertuples():
-        ceiling = next((label for label, rx in ceiling_rx if rx.search(row.kernel) or rx.search(row.nvtx_range or "")),
-                       None)
+        ceiling = matching_label(row, ceiling_rx)
         stage = ceiling if ceiling is not None else _label(row, compiled)
         if stage is None:
             continue
@@ -104,12 +104,30 @@ def kernel_names(row: Any) -> tuple[str, ...]:
     return tuple(str(getattr(row, n, "") or "") for n in ("kernel", "demangled", "mangled"))
 
 
+def matching_label(row: Any, compiled: list[tuple[str, re.Pattern[str]]]) -> str | None:
+    """The label of the first (LABEL, REGEX) pair whose REGEX is found in one of the launch's
+    :func:`kernel_names` or its NVTX range (``--stage`` and ``--ceiling`` alike); None if none is."""
+    for label, rx in compiled:
+        if any(rx.search(name) for name in (*kernel_names(row), str(row.nvtx_range or ""))):
+            return label
+    return None
+
+
+def _labels_once(labels: list[tuple[str, str]] | None, ceilings: list[tuple[str, str]] | None) -> None:
+    """InputError when one label is given by two options (a report would rename one ``LABEL#2``)."""
+    given: dict[str, str] = {}
+    for option, pairs in (("--ceiling", ceilings or []), ("--stage", labels or [])):
+        for label, pattern in pairs:
+            if label in given:
+                raise InputError(f"label {label!r} is given twice ({given[label]} and {option} {label}={pattern})",
+                                 "give each --stage and --ceiling its own label; one REGEX can match several "
+                                 "kernels with |, e.g. --stage a='naive|smem'")
+            given[label] = f"{option} {label}={pattern}"
+
+
 def _label(row: Any, compiled: list[tuple[str, re.Pattern[str]]]) -> str | None:
     if compiled:
-        for label, rx in compiled:
-            if any(rx.search(name) for name in (*kernel_names(row), row.nvtx_range or "")):
-                return label
-        return None
+        return matching_label(row, compiled)
     own = own_range(row.nvtx_range or "")
     return own[1] if own else row.kernel
 
