@@ -11,11 +11,11 @@ import fakes
 import pytest
 from click.testing import CliRunner
 
-from profiler_report.cases import get_case
 from profiler_report.cases.reduction.bench import BenchRow
 from profiler_report.live import fanout
 from profiler_report.live.fanout import PointStore, SweepPoint, run_sweep
 from profiler_report.live.session import git_commit
+from profiler_report.model.registry import get_case
 
 POINT = SweepPoint("reduction", "size", (("n", 1000),), "float32", repeats=29)
 
