@@ -162,16 +162,16 @@ class Case:
         becomes a :class:`CaseError` naming case.py's line, the method and the stage.
 
         Raises:
-            CaseError: a user's case method raised (built-in cases' exceptions pass through:
-                there they are bugs of the tool, exit 70).
+            CaseError: a user's case method raised or exited (built-in cases' exceptions pass
+                through: there they are bugs of the tool, exit 70); Ctrl-C passes through.
         """
         if self.user_folder is None:
             return fn(*args)
         try:
             return fn(*args)
-        except ProfilerReportError:
+        except (ProfilerReportError, KeyboardInterrupt):
             raise
-        except Exception as exc:
+        except BaseException as exc:  # an exit too: sys.exit(0) in a method must not pass for success
             where = _frame_in(exc, self.user_folder) or str(self.user_folder / "case.py")
             text = " ".join(str(exc).split())[:300]
             for_stage = f" for stage {stage.id}" if stage is not None else ""

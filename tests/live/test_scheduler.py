@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each test starts the CLI in a subprocess (and some a server)
+
 ROOT = Path(__file__).resolve().parents[2]
 #: Seconds a refused or malformed address may take, interpreter start included.
 FAST_S = 15.0
@@ -92,7 +94,6 @@ def server(request: pytest.FixtureRequest) -> Iterator[str]:
         srv.server_close()
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("server", [_Junk, _Silent], indirect=True, ids=["junk", "silent"])
 @pytest.mark.parametrize("command", ["bench", "sweep"])
 def test_a_server_that_is_not_dask_is_refused_within_the_handshake_bound(tmp_path: Path, server: str,
@@ -102,7 +103,6 @@ def test_a_server_that_is_not_dask_is_refused_within_the_handshake_bound(tmp_pat
     assert took < FAST_S + 10
 
 
-@pytest.mark.slow
 def test_an_http_server_is_not_a_scheduler(tmp_path: Path) -> None:
     port = _free_port()
     http = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
