@@ -242,8 +242,12 @@ def _one_or_many(paths: tuple[Path, ...]) -> Path | list[Path]:
               help="An earlier capture: add a per-stage comparison with it to the report.")
 @click.option("--strict", is_flag=True, help="Exit 2 when the capture and --baseline are not comparable.")
 @click.option("--force", is_flag=True, help="Write into --out even when it holds a live run's report.")
+@click.option("--stages", "want", default="", metavar="ID,ID,...",
+              help="The stages of the capture's case it must hold (default: every stage between its first and "
+                   "last). A capture lacking one is rendered, the page names what is missing, and render exits 5.")
 def render(captures: tuple[Path, ...], out: Path | None, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
-           case_ref: str | None, expect: Path | None, baseline: Path | None, strict: bool, force: bool) -> None:
+           case_ref: str | None, expect: Path | None, baseline: Path | None, strict: bool, force: bool,
+           want: str) -> None:
     """Render the staged HTML report from existing captures (no GPU needed)."""
     from profiler_report.capture.readahead import start_read
     from profiler_report.report.guard import refuse_live_overwrite
@@ -255,18 +259,45 @@ def render(captures: tuple[Path, ...], out: Path | None, stage_opts: tuple[str, 
     # ncu_report reads in child processes while this one imports pandas, matplotlib and jinja2.
     pending = [start_read(c) for c in captures]
     try:
-        files = _render_pending(_one_or_many(captures), out, ladder, expect, baseline, strict,
-                                pending[0] if len(pending) == 1 else pending)
+        analysis, files = _render_pending(_one_or_many(captures), out, ladder, expect, baseline, strict,
+                                          pending[0] if len(pending) == 1 else pending)
     finally:
         for p in pending:
             if p is not None:
                 p.close()
     for f in files:
         click.echo(f"wrote {f}")
+    _require_stages(analysis.coverage, [s.strip() for s in want.split(",") if s.strip()] or None, out)
+
+
+def _require_stages(cover: Any, wanted: list[str] | None, out: Path) -> None:
+    """Exit 5 (after the report is written) when the capture lacks stages it must hold
+    (analysis.coverage: ``wanted``, else those between its first and last stage) or some of its
+    launches are in no range of its case; exit 2 for --stages without a case or with unknown ids."""
+    from profiler_report.errors import StagesMissingError
+
+    if cover is None:
+        if wanted:
+            raise InputError("--stages needs a capture made by a case (its launches in pr_<case>.<stage> NVTX "
+                             "ranges)", "drop --stages; name stages with --stage LABEL=REGEX")
+        return
+    from profiler_report.model.registry import get_case
+
+    ids = get_case(cover.case).manifest.stage_ids() if cover.case else []
+    unknown = [s for s in wanted or [] if ids and s not in ids]
+    if unknown:
+        raise InputError(f"--stages names {', '.join(unknown)}, no stage of case {cover.case}",
+                         f"use stages of {', '.join(ids)}")
+    lacking = cover.lacking(wanted)
+    lost = cover.unresolved if wanted is None else ()
+    if lacking or lost:
+        parts = [f"stages {', '.join(lacking)} of case {cover.case} are not in the capture"] if lacking else []
+        parts += [f"{len(lost)} launch(es) ({', '.join(lost)}) are in no pr_{cover.case}.<stage> range"] if lost else []
+        raise StagesMissingError(f"{'; '.join(parts)} (the report in {out} names them; no step is taken across a gap)")
 
 
 def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any], expect: Path | None,
-                    baseline: Path | None, strict: bool, pending: Any) -> list[Path]:
+                    baseline: Path | None, strict: bool, pending: Any) -> tuple[Any, list[Path]]:
     """``render``'s work once the reads are started; logs where the time went."""
     from profiler_report.capture.readahead import usable_cpus
     from profiler_report.util.timer import StepTimer, log
@@ -281,12 +312,13 @@ def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any
         # above all (~0.25 s on 2 CPUs), and the forked chart workers copying the pages it touches.
         gc.freeze()
     workers = min(usable_cpus(), CHART_WORKERS)
-    _, files, diffs = render_capture(capture, out, baseline=baseline, strict=strict, pending=pending, timer=timer,
-                                     chart_workers=workers, expect=expect, force=True, **ladder)  # checked before
+    analysis, files, diffs = render_capture(capture, out, baseline=baseline, strict=strict, pending=pending,
+                                            timer=timer, chart_workers=workers, expect=expect, force=True,
+                                            **ladder)  # refuse_live_overwrite: checked before
     if baseline is not None:
         _warn_not_comparable(baseline, capture, diffs)
     log(timer.table())
-    return files
+    return analysis, files
 
 
 @main.command(epilog=SEE_EXIT_CODES)

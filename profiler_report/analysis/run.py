@@ -111,5 +111,6 @@ def load_run(path: Path | list[Path], labels: list[tuple[str, str]] | None = Non
                              + ", ".join(_TIMING_KEYS), "regenerate it with `profiler-report run`")
     case = None if labels or expect is not None else own_case(capture, side.provenance, case)
     wanted = load_expectations(expect) if expect is not None else None
-    analysis = analyze(capture, case.manifest if case else None, labels, timings, ceilings, wanted, name_by_file)
+    analysis = analyze(capture, case.manifest if case else None, labels, timings, ceilings, wanted, name_by_file,
+                       case.name if case else "")
     return Run(paths[0], capture, analysis, side, case)

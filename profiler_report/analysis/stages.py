@@ -29,7 +29,9 @@ def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
     several files (:func:`~profiler_report.capture.model.merge_captures`) the file's label for a
     file of one launch, and with ``name_by_file`` ``STAGE (FILE)`` for an own stage that several files
     hold (a profiled sweep: one capture per point); else the kernel name (``#2``... when repeated).
-    Launches that match no ``labels`` entry are dropped when ``labels`` is given.
+    Launches that match no ``labels`` entry are dropped when ``labels`` is given; so are, with a
+    ``manifest`` and no ``labels``, launches in no ``pr_<case>.<stage>`` range (nothing says which
+    stage they are: :mod:`~profiler_report.analysis.coverage` lists them).
 
     Raises:
         InputError: a REGEX is invalid, or a ``--stage`` / ``--ceiling`` option matched no launch
@@ -45,8 +47,9 @@ def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
     for row in launches.itertuples():
         ceiling = matching_label(row, ceiling_rx)
         stage = ceiling if ceiling is not None else _label(row, compiled)
-        if stage is None:
-            continue
+        if stage is None or (manifest is not None and not compiled and ceiling is None
+                             and own_range(row.nvtx_range or "") is None):
+            continue  # a launch of a case's capture outside every range: no stage (analysis.coverage lists it)
         used.add(stage)
         origin = capture.origins.get(row.launch_id)
         if ceiling is None and not compiled and origin and per_file.get(origin) == 1 \
@@ -134,7 +137,8 @@ def _label(row: Any, compiled: list[tuple[str, re.Pattern[str]]]) -> str | None:
 
 def own_case(capture: Capture, provenance: dict[str, Any] | None = None, case: Case | None = None) -> Case | None:
     """The case that made ``capture``: every launch sits in a ``pr_<case>.<stage>`` range (or a
-    legacy ``pr_<stage>`` one, a transpose) of one case; else None (a foreign capture).
+    legacy ``pr_<stage>`` one, a transpose) of one case, or, in a capture of one file, every
+    launch in a range does (the others are unresolved); else None (a foreign capture).
 
     A built-in case is found by its name; a user's case is ``case`` (``--case DIR``) or the folder
     provenance.json names (``case_dir``, relative to the working directory or absolute).
@@ -145,7 +149,10 @@ def own_case(capture: Capture, provenance: dict[str, Any] | None = None, case: C
     """
     found = {own_range(str(r or "")) for r in capture.launches()["nvtx_range"]}
     cases = {f[0] for f in found if f is not None}
-    if None in found or len(cases) != 1:
+    # One file whose launches name one case, some in no range (a corrupted capture): still that
+    # case's, with those launches unresolved. A ladder of several files keeps the strict rule.
+    partial = None in found and len(cases) == 1 and len(set(capture.origins.values())) <= 1
+    if (None in found and not partial) or len(cases) != 1:
         if case is not None:
             raise InputError(f"{capture.path} was not made by `profiler-report run` (its launches are not in "
                              "pr_<case>.<stage> NVTX ranges), so --case cannot name its stages",

@@ -41,7 +41,8 @@ def _inputs(run: Run, live: bool, capture_label: str | None) -> PageInputs:
         prov["capture"] = capture_label
     side = run.sidecars
     return PageInputs(run.analysis, prov, run.case, run.capture, side.timings, side.validation, side.bench,
-                      side.sweep, notes=page_notes(prov, run.capture),
+                      side.sweep, notes=[*page_notes(prov, run.capture),
+                                         *(run.analysis.coverage.notes() if run.analysis.coverage else [])],
                       experiments=experiment_tables(run.case, Path(run.path).parent),
                       sanitizer=side.sanitizer)
 

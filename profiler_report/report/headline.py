@@ -24,11 +24,12 @@ def _speed(row: pd.Series) -> tuple[str, float]:
     return "", math.nan
 
 
-def headline(summary: pd.DataFrame, wrong: frozenset[str] = frozenset()) -> str:
+def headline(summary: pd.DataFrame, wrong: frozenset[str] = frozenset(), gaps: frozenset[str] = frozenset()) -> str:
     """The whole ladder in one sentence: the first and the last stage's speed (event-timed GB/s,
     else ncu's DRAM throughput; with % of memcpy where timed), the ratio between them, and the
     largest step (the previous stage's figure over this one's). "" with fewer than two stages or
-    no speed; a stage that failed validation ends the claim there."""
+    no speed; a stage that failed validation ends the claim there; a stage in ``gaps`` (its
+    predecessor in the case is not in the capture: analysis.coverage) is no step."""
     stages = summary[(summary["role"] == "stage") & ~summary["stage"].isin(wrong)].reset_index(drop=True)
     if len(stages) < 2:
         return ""
@@ -44,7 +45,7 @@ def headline(summary: pd.DataFrame, wrong: frozenset[str] = frozenset()) -> str:
         return f"{fmt(v, decimals=d)} {unit.split(' ')[0]} ({row['stage']}{share})"
 
     steps = [(ratio(_speed(stages.iloc[i])[1], _speed(stages.iloc[i - 1])[1]), stages.iloc[i]["stage"])
-             for i in range(1, len(stages))]
+             for i in range(1, len(stages)) if stages.iloc[i]["stage"] not in gaps]
     steps = [s for s in steps if math.isfinite(s[0])]
     text = (f"{len(stages)} stages take the kernel from {one(first, a)} to {one(last, b)}: "
             f"{ratio(b, a):.2f}x")

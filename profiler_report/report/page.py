@@ -314,7 +314,9 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
     rules = cell_rules(inp.validation, inp.counters, a.summary)
     stages = a.summary[a.summary["role"] == "stage"].reset_index(drop=True)
     sources = stage_sources(case.manifest.source_text()) if case else {}
-    sections = [_section(inp, rules, stages.iloc[i - 1] if i else None, row, sources) for i, row in stages.iterrows()]
+    gaps = frozenset(a.coverage.gaps) if a.coverage else frozenset()  # no step spans a missing stage
+    sections = [_section(inp, rules, stages.iloc[i - 1] if i and row["stage"] not in gaps else None, row, sources)
+                for i, row in stages.iterrows()]
     header, rows = _summary_rows(inp, rules)
     ceiling_id = case.manifest.ceiling.id if case else "copy"
     sweep_frame = sweep_table(inp.sweep) if inp.sweep else pd.DataFrame()
@@ -336,7 +338,7 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
         shapes_rows=_records(shapes) if not shapes.empty else [],
         shapes_verdicts=shape_verdicts(shapes) if not shapes.empty else [],
         comparison=inp.comparison, comparison_note=inp.comparison_note,
-        headline=headline(a.summary, rules.wrong), peers_note=peers_run_note(a.summary, inp.bench or []),
+        headline=headline(a.summary, rules.wrong, gaps), peers_note=peers_run_note(a.summary, inp.bench or []),
         stall_axis_max=0.0 if inp.counters else stall_axis_max(a.stalls),
         sanitizer_line=sanitizer_text(inp.sanitizer, str(prov.get("sanitizer", ""))),
         sanitizer_rows=list((inp.sanitizer or {}).get("stages", [])),
