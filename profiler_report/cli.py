@@ -207,6 +207,9 @@ def _ladder_options(fn: Any = None, *, gate: bool = False) -> Any:
         click.option("--ceiling", "ceiling_opts", multiple=True, metavar="LABEL=REGEX",
                      help="Mark reference launches (a copy) as a ceiling: drawn as one, never a stage nor the "
                           "baseline. Repeatable."),
+        click.option("--allow-mixed", is_flag=True,
+                     help="Accept a ladder of captures that are not comparable (GPU, size, dtype: the check of "
+                          "`diff --strict`): shown side by side, with no ratio between two captures. Default: exit 2."),
         click.option("--case", "case_ref", default=None,
                      help="The case that made the capture: a case folder (or built-in name); default: from "
                           "its NVTX ranges and provenance.json." + gates),
@@ -246,13 +249,13 @@ def _one_or_many(paths: tuple[Path, ...]) -> Path | list[Path]:
               help="The stages of the capture's case it must hold (default: every stage between its first and "
                    "last). A capture lacking one is rendered, the page names what is missing, and render exits 5.")
 def render(captures: tuple[Path, ...], out: Path | None, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
-           case_ref: str | None, expect: Path | None, baseline: Path | None, strict: bool, force: bool,
-           want: str) -> None:
+           allow_mixed: bool, case_ref: str | None, expect: Path | None, baseline: Path | None, strict: bool,
+           force: bool, want: str) -> None:
     """Render the staged HTML report from existing captures (no GPU needed)."""
     from profiler_report.capture.readahead import start_read
     from profiler_report.report.guard import refuse_live_overwrite
 
-    ladder = _ladder(stage_opts, ceiling_opts, case_ref)
+    ladder = {**_ladder(stage_opts, ceiling_opts, case_ref), "allow_mixed": allow_mixed}
     out = out or captures[0].parent / "rendered"
     if not force:
         refuse_live_overwrite(out)  # before the reads start: a refusal costs nothing
@@ -311,9 +314,15 @@ def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any
         # The imports' objects live until exit: spare the collector walking them again, at exit
         # above all (~0.25 s on 2 CPUs), and the forked chart workers copying the pages it touches.
         gc.freeze()
+    from profiler_report.analysis.run import load_run, refuse_mixed
+
     workers = min(usable_cpus(), CHART_WORKERS)
-    analysis, files, diffs = render_capture(capture, out, baseline=baseline, strict=strict, pending=pending,
-                                            timer=timer, chart_workers=workers, expect=expect, force=True,
+    allow_mixed = ladder.pop("allow_mixed", False)
+    with timer.step("read"):
+        run = load_run(capture, pending=pending, expect=expect, **ladder)
+    refuse_mixed(run, allow_mixed)
+    analysis, files, diffs = render_capture(capture, out, baseline=baseline, strict=strict, timer=timer,
+                                            chart_workers=workers, expect=expect, force=True, run=run,
                                             **ladder)  # refuse_live_overwrite: checked before
     if baseline is not None:
         _warn_not_comparable(baseline, capture, diffs)
@@ -329,17 +338,18 @@ def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any
                    "$GITHUB_STEP_SUMMARY.")
 @_ladder_options
 def summary(captures: tuple[Path, ...], fmt: str, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
-            case_ref: str | None) -> None:
+            allow_mixed: bool, case_ref: str | None) -> None:
     """Print the per-stage headline table of CAPTURES (.ncu-rep or raw-page .csv), one row per stage;
     several captures are one ladder, in the order given.
 
     Event-timing columns (event_median_us, event_gbps, pct_of_memcpy, ...) are added when a
     timings.json from a live run sits beside the capture.
     """
-    from profiler_report.analysis.run import load_run
+    from profiler_report.analysis.run import load_run, refuse_mixed
     from profiler_report.analysis.summary import summary_json
 
     run = load_run(_one_or_many(captures), **_ladder(stage_opts, ceiling_opts, case_ref))
+    refuse_mixed(run, allow_mixed)
     if fmt == "csv":
         click.echo(run.summary.to_csv(index=False), nl=False)
     elif fmt == "json":
@@ -567,11 +577,11 @@ def _no_other_cases_thresholds(run: Any, own: Path | None) -> None:
 @_ladder_options(gate=True)
 def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Path | None, missing: str,
           junit: Path | None, fmt: str, as_json: bool, strict: bool, stage_opts: tuple[str, ...],
-          ceiling_opts: tuple[str, ...], case_ref: str | None) -> None:
+          ceiling_opts: tuple[str, ...], allow_mixed: bool, case_ref: str | None) -> None:
     """Gate CAPTURES (one ladder) on a thresholds file: exit 0 all rules pass, 1 any fails, 2 bad input."""
     from profiler_report import gate
     from profiler_report.analysis.compare import require_comparable, run_identity
-    from profiler_report.analysis.run import load_run
+    from profiler_report.analysis.run import load_run, refuse_mixed
     from profiler_report.model.registry import get_case
 
     if thresholds_path is None and case_ref is not None:  # the case's own gate
@@ -583,6 +593,7 @@ def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Pa
     ladder = _ladder(stage_opts, ceiling_opts, case_ref)
     capture = _one_or_many(captures)
     run = load_run(capture, **ladder)
+    refuse_mixed(run, allow_mixed)
     if thresholds_path is None:
         # The case found from the capture gates it with its own file (kernels/<case>/thresholds.toml);
         # the transpose (which has none) or a foreign capture with ./thresholds.toml.
@@ -626,7 +637,7 @@ def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Pa
 @_ladder_options
 def diff(captures: tuple[Path, ...], old_opts: tuple[Path, ...], new_opts: tuple[Path, ...], tolerance: float,
          show_all: bool, fmt: str, strict: bool, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
-         case_ref: str | None) -> None:
+         allow_mixed: bool, case_ref: str | None) -> None:
     """OLD NEW (or --old ... --new ...): per stage, each headline metric of both, the change, and a
     flag beyond --tolerance. Launch grids, blocks and work sizes that differ are a warning."""
     if tolerance != tolerance:  # NaN passes every range check
@@ -636,12 +647,14 @@ def diff(captures: tuple[Path, ...], old_opts: tuple[Path, ...], new_opts: tuple
         raise InputError("diff takes OLD NEW, or --old CAPTURE... --new CAPTURE...",
                          "e.g. profiler-report diff old.ncu-rep new.ncu-rep")
     from profiler_report.analysis.compare import diff_summaries, diff_table, require_comparable
-    from profiler_report.analysis.run import load_run
+    from profiler_report.analysis.run import load_run, refuse_mixed
 
     ladder = _ladder(stage_opts, ceiling_opts, case_ref)
     old = _one_or_many(old_opts) if old_opts else captures[0]
     new = _one_or_many(new_opts) if new_opts else captures[1]
     a, b = load_run(old, **ladder), load_run(new, **ladder)
+    refuse_mixed(a, allow_mixed)
+    refuse_mixed(b, allow_mixed)
     diffs = require_comparable(a, b, strict)
     _warn_not_comparable(old, new, diffs)
     frame = diff_summaries(a.summary, b.summary, tolerance)

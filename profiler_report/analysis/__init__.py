@@ -41,6 +41,12 @@ class Analysis:
     stage_info: dict[str, Stage] = field(repr=False, default_factory=dict)
     #: Which of its case's stages the capture holds (None: no case, or ``--stage`` labels).
     coverage: Coverage | None = None
+    #: Stage -> why it is not compared with the stage before it (a missing stage between them,
+    #: another capture of a mixed ladder): no step ratio, verdict or expected effect spans it.
+    breaks: dict[str, str] = field(default_factory=dict)
+    #: A ladder of captures that are not comparable (``--allow-mixed``): what differs, as the
+    #: provenance shows it (key -> "value (file), value (file)"); {} otherwise.
+    mixed: dict[str, str] = field(default_factory=dict)
 
 
 def analyze(capture: Capture, manifest: Manifest | None = None, labels: list[tuple[str, str]] | None = None,
@@ -76,15 +82,14 @@ def analyze(capture: Capture, manifest: Manifest | None = None, labels: list[tup
         verdicts[sid] = stage_verdict(only.iloc[i - 1] if i else None, only.iloc[i], col,
                                       list(zip(mine["metric"], mine["verdict"], strict=True)))
     steps = deltas(summary)
-    if cover is not None and cover.gaps:
-        verdicts.update({s: gap_verdict(s, gap) for s, gap in cover.gaps.items()})
-        expectations = across_gaps(expectations, cover)
-        steps = steps[~steps["stage"].isin(cover.gaps)].reset_index(drop=True)
     rules = capture.rules.merge(stages[["launch_id", "stage"]], on="launch_id", how="inner") \
         if not capture.rules.empty else capture.rules.assign(stage=[])
-    return Analysis(summary, stall_table(capture, stages), steps, expectations,
-                    rule_changes(capture, stages), rules, verdicts, missing_metrics(capture), stages,
-                    {st.id: st for st in expected}, cover)
+    out = Analysis(summary, stall_table(capture, stages), steps, expectations,
+                   rule_changes(capture, stages), rules, verdicts, missing_metrics(capture), stages,
+                   {st.id: st for st in expected}, cover)
+    if cover is not None and cover.gaps:
+        break_steps(out, {s: gap_reason(gap) for s, gap in cover.gaps.items()})
+    return out
 
 
 def _coverage(capture: Capture, summary: pd.DataFrame, manifest: Manifest, case_name: str) -> Coverage:
@@ -94,18 +99,24 @@ def _coverage(capture: Capture, summary: pd.DataFrame, manifest: Manifest, case_
     return coverage(summary, manifest, case_name, unresolved)
 
 
-def gap_verdict(stage: str, gap: tuple[str, ...]) -> str:
-    """The verdict of a stage whose predecessor in the case is missing from the capture."""
-    return (f"Not compared: {', '.join(gap)}, the stage{'s' if len(gap) > 1 else ''} before {stage} in the case, "
-            f"{'are' if len(gap) > 1 else 'is'} not in this capture, so a ratio to the stage before would be the "
-            "effect of several changes.")
+def gap_reason(gap: tuple[str, ...]) -> str:
+    """Why a stage whose predecessors ``gap`` are missing from the capture is not compared."""
+    return (f"{', '.join(gap)}, the stage{'s' if len(gap) > 1 else ''} before it in the case, "
+            f"{'are' if len(gap) > 1 else 'is'} not in this capture")
 
 
-def across_gaps(expectations: pd.DataFrame, cover: Coverage) -> pd.DataFrame:
-    """Expected effects of a stage after a gap: "not measured" (their previous stage is missing)."""
-    out = expectations.copy()
-    hit = out["stage"].isin(cover.gaps)
-    out.loc[hit, "verdict"] = "not measured"
-    out.loc[hit, "why"] = [f"the stage before it ({', '.join(cover.gaps[s])}) is not in this capture"
-                           for s in out.loc[hit, "stage"]]
-    return out
+def break_steps(a: Analysis, breaks: dict[str, str]) -> None:
+    """Take no step into each stage of ``breaks`` (stage -> why): its verdict says why, its
+    expected effects are "not measured", its row of the deltas goes; recorded in ``a.breaks``."""
+    a.breaks.update(breaks)
+    for stage, why in breaks.items():
+        if stage in a.verdicts:
+            a.verdicts[stage] = (f"Not compared with the stage before: {why}, so a ratio between them would not "
+                                 "be this stage's effect.")
+    hit = a.expectations["stage"].isin(breaks)
+    if hit.any():
+        a.expectations = a.expectations.copy()
+        a.expectations.loc[hit, "verdict"] = "not measured"
+        a.expectations.loc[hit, "why"] = [f"not compared with the stage before: {breaks[s]}"
+                                          for s in a.expectations.loc[hit, "stage"]]
+    a.deltas = a.deltas[~a.deltas["stage"].isin(breaks)].reset_index(drop=True)

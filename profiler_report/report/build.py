@@ -37,14 +37,23 @@ if TYPE_CHECKING:
 
 def _inputs(run: Run, live: bool, capture_label: str | None) -> PageInputs:
     prov = capture_provenance(run.capture, run.sidecars, live)
+    prov.update({k: f"mixed: {v}" for k, v in run.analysis.mixed.items()})  # a ladder of captures not comparable
     if capture_label:
         prov["capture"] = capture_label
     side = run.sidecars
     return PageInputs(run.analysis, prov, run.case, run.capture, side.timings, side.validation, side.bench,
                       side.sweep, notes=[*page_notes(prov, run.capture),
-                                         *(run.analysis.coverage.notes() if run.analysis.coverage else [])],
+                                         *(run.analysis.coverage.notes() if run.analysis.coverage else []),
+                                         *_mixed_note(run.analysis.mixed)],
                       experiments=experiment_tables(run.case, Path(run.path).parent),
                       sanitizer=side.sanitizer)
+
+
+def _mixed_note(mixed: dict[str, str]) -> list[str]:
+    if not mixed:
+        return []
+    return ["The captures of this ladder are not comparable (" + "; ".join(f"{k}: {v}" for k, v in mixed.items())
+            + "): they are shown side by side, and no ratio is taken between two captures."]
 
 
 def _write(inp: PageInputs, out: Path, pool: ChartPool, early: Any, timer: StepTimer) -> list[Path]:

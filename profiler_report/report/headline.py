@@ -28,11 +28,11 @@ def headline(summary: pd.DataFrame, wrong: frozenset[str] = frozenset(), gaps: f
     """The whole ladder in one sentence: the first and the last stage's speed (event-timed GB/s,
     else ncu's DRAM throughput; with % of memcpy where timed), the ratio between them, and the
     largest step (the previous stage's figure over this one's). "" with fewer than two stages or
-    no speed; a stage that failed validation ends the claim there; a stage in ``gaps`` (its
-    predecessor in the case is not in the capture: analysis.coverage) is no step."""
+    no speed; a stage that failed validation ends the claim there; "" too when a stage is in
+    ``gaps`` (analysis.breaks: a missing stage or another capture before it): no ratio spans it."""
     stages = summary[(summary["role"] == "stage") & ~summary["stage"].isin(wrong)].reset_index(drop=True)
-    if len(stages) < 2:
-        return ""
+    if len(stages) < 2 or gaps & set(stages["stage"][1:]):
+        return ""  # a ratio from first to last would span a missing stage or two captures
     first, last = stages.iloc[0], stages.iloc[-1]
     (unit, a), (_, b) = _speed(first), _speed(last)
     if not unit or not math.isfinite(b):
@@ -45,7 +45,7 @@ def headline(summary: pd.DataFrame, wrong: frozenset[str] = frozenset(), gaps: f
         return f"{fmt(v, decimals=d)} {unit.split(' ')[0]} ({row['stage']}{share})"
 
     steps = [(ratio(_speed(stages.iloc[i])[1], _speed(stages.iloc[i - 1])[1]), stages.iloc[i]["stage"])
-             for i in range(1, len(stages)) if stages.iloc[i]["stage"] not in gaps]
+             for i in range(1, len(stages))]
     steps = [s for s in steps if math.isfinite(s[0])]
     text = (f"{len(stages)} stages take the kernel from {one(first, a)} to {one(last, b)}: "
             f"{ratio(b, a):.2f}x")

@@ -314,7 +314,7 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
     rules = cell_rules(inp.validation, inp.counters, a.summary)
     stages = a.summary[a.summary["role"] == "stage"].reset_index(drop=True)
     sources = stage_sources(case.manifest.source_text()) if case else {}
-    gaps = frozenset(a.coverage.gaps) if a.coverage else frozenset()  # no step spans a missing stage
+    gaps = frozenset(a.breaks)  # no step spans a missing stage or two captures of a mixed ladder
     sections = [_section(inp, rules, stages.iloc[i - 1] if i and row["stage"] not in gaps else None, row, sources)
                 for i, row in stages.iterrows()]
     header, rows = _summary_rows(inp, rules)

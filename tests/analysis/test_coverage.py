@@ -33,7 +33,9 @@ def test_a_gap_is_no_step(tmp_path: Path) -> None:
     assert cover is not None and cover.gaps == {"vec_padded": ("padded", "unrolled")}
     assert cover.within() == ("padded", "unrolled")
     assert "vec_padded" not in set(run.analysis.deltas["stage"])
-    assert run.analysis.verdicts["vec_padded"].startswith("Not compared: padded, unrolled")
+    assert run.analysis.verdicts["vec_padded"].startswith("Not compared with the stage before: padded, unrolled")
+    assert run.analysis.breaks == {
+        "vec_padded": "padded, unrolled, the stages before it in the case, are not in this capture"}
     exp = run.analysis.expectations[run.analysis.expectations["stage"] == "vec_padded"]
     assert len(exp) and set(exp["verdict"]) == {"not measured"}
     assert "faster" not in run.analysis.verdicts["vec_padded"]
