@@ -377,6 +377,7 @@ def dask_client(cluster: str | None, scheduler: str | None) -> Iterator[Any]:
         return
     from profiler_report.live.scheduler import HANDSHAKE_S, check_scheduler
 
+    assert scheduler is not None  # neither None nor a cluster: the scheduler's address
     address = check_scheduler(scheduler)
     try:
         client = Client(address, timeout=f"{2 * HANDSHAKE_S:g}s")

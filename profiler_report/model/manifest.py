@@ -194,7 +194,7 @@ def _stage(raw: Any, what: str = "[[stage]]") -> Stage:
         raise InputError(f"stage {raw['id']}: `expect` must be a list of tables, got {entries!r:.60}", fix)
     expect = tuple(
         Expectation(
-            metric=e.get("metric"),  # type: ignore[arg-type]  (checked just below)
+            metric=e.get("metric"),  # type: ignore[arg-type]  # checked just below
             direction=e.get("direction"),  # type: ignore[arg-type]
             text=e.get("text", ""),
             factor=e.get("factor"),
