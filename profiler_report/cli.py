@@ -104,8 +104,10 @@ def run(**opts: Any) -> None:
     click.echo(f"report: {out / 'index.html'}")
 
 
-def _ladder(stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...], case_ref: str | None) -> dict[str, Any]:
-    """load_run's keyword arguments for the ladder options."""
+def _ladder(stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...], case_ref: str | None,
+            allow_mixed: bool = False) -> dict[str, Any]:
+    """load_run's keyword arguments for the ladder options (``allow_mixed`` is checked on the
+    loaded run: :func:`~profiler_report.analysis.run.refuse_mixed`)."""
     from profiler_report.model.registry import get_case
 
     return {"labels": parse_stage_labels(stage_opts) or None,
@@ -131,12 +133,16 @@ def _one_or_many(paths: tuple[Path, ...]) -> Path | list[Path]:
               help="An earlier capture: add a per-stage comparison with it to the report.")
 @click.option("--strict", is_flag=True, help="Exit 2 when the capture and --baseline are not comparable.")
 @click.option("--force", is_flag=True, help="Write into --out even when it holds a live run's report.")
+@click.option("--stages", "want", default="", metavar="ID,ID,...",
+              help="The stages of the capture's case it must hold (default: every stage between its first and "
+                   "last). A capture lacking one is rendered, the page names what is missing, and render exits 5.")
 def render(captures: tuple[Path, ...], out: Path | None, expect: Path | None, baseline: Path | None, strict: bool,
-           force: bool, **ladder_opts: Any) -> None:
+           force: bool, want: str, **ladder_opts: Any) -> None:
     """Render the staged HTML report from existing captures (no GPU needed)."""
     from profiler_report.capture.readahead import start_read
     from profiler_report.report.guard import refuse_live_overwrite
 
+    allow_mixed = ladder_opts.pop("allow_mixed")
     ladder = _ladder(**ladder_opts)
     out = out or captures[0].parent / "rendered"
     if not force:
@@ -144,18 +150,21 @@ def render(captures: tuple[Path, ...], out: Path | None, expect: Path | None, ba
     # ncu_report reads in child processes while this one imports pandas, matplotlib and jinja2.
     pending = [start_read(c) for c in captures]
     try:
-        files = _render_pending(_one_or_many(captures), out, ladder, expect, baseline, strict,
-                                pending[0] if len(pending) == 1 else pending)
+        analysis, files = _render_pending(_one_or_many(captures), out, ladder, expect, baseline, strict,
+                                          pending[0] if len(pending) == 1 else pending, allow_mixed)
     finally:
         for p in pending:
             if p is not None:
                 p.close()
     for f in files:
         click.echo(f"wrote {f}")
+    from profiler_report.analysis.coverage import require_stages
+
+    require_stages(analysis.coverage, [s.strip() for s in want.split(",") if s.strip()] or None, out)
 
 
 def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any], expect: Path | None,
-                    baseline: Path | None, strict: bool, pending: Any) -> list[Path]:
+                    baseline: Path | None, strict: bool, pending: Any, allow_mixed: bool) -> tuple[Any, list[Path]]:
     """``render``'s work once the reads are started; logs where the time went."""
     from profiler_report.capture.readahead import usable_cpus
     from profiler_report.util.timer import StepTimer, log
@@ -169,13 +178,19 @@ def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any
         # The imports' objects live until exit: spare the collector walking them again, at exit
         # above all (~0.25 s on 2 CPUs), and the forked chart workers copying the pages it touches.
         gc.freeze()
+    from profiler_report.analysis.run import load_run, refuse_mixed
+
     workers = min(usable_cpus(), CHART_WORKERS)
-    _, files, diffs = render_capture(capture, out, baseline=baseline, strict=strict, pending=pending, timer=timer,
-                                     chart_workers=workers, expect=expect, force=True, **ladder)  # checked before
+    with timer.step("read"):
+        run = load_run(capture, pending=pending, expect=expect, **ladder)
+    refuse_mixed(run, allow_mixed)
+    analysis, files, diffs = render_capture(capture, out, baseline=baseline, strict=strict, timer=timer,
+                                            chart_workers=workers, expect=expect, force=True, run=run,
+                                            **ladder)  # refuse_live_overwrite: checked before
     if baseline is not None:
         _warn_not_comparable(baseline, capture, diffs)
     log(timer.table())
-    return files
+    return analysis, files
 
 
 @main.command(epilog=SEE_EXIT_CODES)
@@ -183,17 +198,18 @@ def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any
 @format_option(_summary_writers)
 @ladder_options
 def summary(captures: tuple[Path, ...], fmt: str, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
-            case_ref: str | None) -> None:
+            allow_mixed: bool, case_ref: str | None) -> None:
     """Print the per-stage headline table of CAPTURES (.ncu-rep or raw-page .csv), one row per stage;
     several captures are one ladder, in the order given.
 
     Event-timing columns (event_median_us, event_gbps, pct_of_memcpy, ...) are added when a
     timings.json from a live run sits beside the capture.
     """
-    from profiler_report.analysis.run import load_run
+    from profiler_report.analysis.run import load_run, refuse_mixed
     from profiler_report.report.outputs import SUMMARY, SummaryInput
 
     run = load_run(_one_or_many(captures), **_ladder(stage_opts, ceiling_opts, case_ref))
+    refuse_mixed(run, allow_mixed)
     result = SummaryInput(run.analysis, run.sidecars.sanitizer, _names(_one_or_many(captures)),
                           run.sidecars.validation, run.case)
     click.echo(SUMMARY[fmt].write(result), nl=False)
@@ -258,7 +274,9 @@ def sweep(**opts: Any) -> None:
 
 
 def _print(outcome: Any) -> None:
-    """A sweep command's :class:`~profiler_report.live.sweeps.Outcome`: its warnings, then its lines."""
+    """A sweep command's :class:`~profiler_report.live.sweeps.Outcome`: its notes and warnings, then its lines."""
+    for note in outcome.notes:
+        click.echo(f"note: {note}", err=True)
     for warning in outcome.warnings:
         click.echo(f"warning: {warning}", err=True)
     for line in outcome.lines:
@@ -297,14 +315,16 @@ def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Pa
     """Gate CAPTURES (one ladder) on a thresholds file: exit 0 all rules pass, 1 any fails, 2 bad input."""
     from profiler_report import gate
     from profiler_report.analysis.compare import require_comparable, run_identity
-    from profiler_report.analysis.run import load_run
+    from profiler_report.analysis.run import load_run, refuse_mixed
     from profiler_report.gate.choose import given_thresholds, own_thresholds
     from profiler_report.gate.writers import CHECK, CheckOutcome
 
     thresholds = given_thresholds(thresholds_path, ladder_opts["case_ref"])  # a bad file fails before the read
+    allow_mixed = ladder_opts.pop("allow_mixed")
     ladder = _ladder(**ladder_opts)
     capture = _one_or_many(captures)
     run = load_run(capture, **ladder)
+    refuse_mixed(run, allow_mixed)
     thresholds = thresholds or own_thresholds(run)
     base = load_run(baseline, **ladder) if baseline is not None else None
     diffs = require_comparable(base, run, strict) if base is not None else []
@@ -341,11 +361,14 @@ def diff(captures: tuple[Path, ...], old_opts: tuple[Path, ...], new_opts: tuple
     old, new = old_and_new(captures, old_opts, new_opts, tolerance)
     from profiler_report.analysis.compare import diff_summaries, require_comparable
     from profiler_report.analysis.diff_output import DIFF, DiffOutcome
-    from profiler_report.analysis.run import load_run
+    from profiler_report.analysis.run import load_run, refuse_mixed
 
     show_all = opts.pop("show_all")
+    allow_mixed = opts.pop("allow_mixed")
     ladder = _ladder(**opts)
     a, b = load_run(old, **ladder), load_run(new, **ladder)
+    refuse_mixed(a, allow_mixed)
+    refuse_mixed(b, allow_mixed)
     diffs = require_comparable(a, b, strict)
     _warn_not_comparable(old, new, diffs)
     frame = diff_summaries(a.summary, b.summary, tolerance)

@@ -102,6 +102,15 @@ class StageNotProfiledError(NoKernelProfiledError):
                     "folder")
 
 
+class StagesMissingError(NoKernelProfiledError):
+    """A capture of a case lacks stages between its first and last one (or ``render --stages``
+    names a stage it lacks), or some of its launches are in no NVTX range of the case: the report
+    is written, naming them, and the command exits 5 as a live run missing a stage does."""
+
+    default_hint = ("render the subset on purpose with --stages ID,ID,... (the stages the capture holds), or "
+                    "profile the missing stages: profiler-report run --stages ...")
+
+
 class NcuFailedError(ProfilerReportError):
     """ncu exited non-zero; the message carries its last output lines."""
 

@@ -72,6 +72,13 @@ _DUR = M("gpu__time_duration.sum")
 _DRAM_RD, _DRAM_WR = M("dram__bytes_read.sum"), M("dram__bytes_write.sum")
 #: Excessive shared wavefronts: ncu's derived metric, else the per-instruction pair it is made of
 #: (equal to it on every launch of the committed captures; the l1tex__data_pipe_* total is not).
+#: (actual, ideal) raw metric pairs: ncu never counts fewer accesses than the ideal, so a launch
+#: whose actual is below its ideal is a corrupt capture (the excess computed from it is negative).
+AT_LEAST_IDEAL = (("memory_l1_wavefronts_shared", "memory_l1_wavefronts_shared_ideal"),
+                  ("memory_l2_theoretical_sectors_global", "memory_l2_theoretical_sectors_global_ideal"))
+#: Raw excess counters ncu derives (actual - ideal): never negative in a real capture.
+EXCESS_METRICS = ("derived__memory_l1_wavefronts_shared_excessive",
+                  "derived__memory_l2_theoretical_sectors_global_excessive")
 EXCESSIVE = FirstOf(M("derived__memory_l1_wavefronts_shared_excessive"),
                     Diff(M("memory_l1_wavefronts_shared"), M("memory_l1_wavefronts_shared_ideal")))
 

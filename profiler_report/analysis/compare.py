@@ -92,22 +92,24 @@ def launch_shapes(old: pd.DataFrame, new: pd.DataFrame) -> list[str]:
 WORK_RATIO = 1.25
 
 
-def work_size(old: pd.DataFrame, new: pd.DataFrame) -> list[str]:
+def work_size(old: pd.DataFrame, new: pd.DataFrame, common_only: bool = True) -> list[str]:
     """'work size ...: 134,217,728 vs 536,870,912 bytes' when the DRAM bytes read + written
-    (``dram__bytes_read.sum + dram__bytes_write.sum``), median over the stages both hold, differ
+    (``dram__bytes_read.sum + dram__bytes_write.sum``), median over the stages both hold (every
+    stage of each, without ``common_only``: two files of one ladder hold different stages), differ
     by more than :data:`WORK_RATIO` either way: the size of runs without a recorded one."""
     common = [s for s in old["stage"] if s in set(new["stage"])]
-    if not common or "dram_read_bytes" not in old or "dram_read_bytes" not in new:
+    if (common_only and not common) or "dram_read_bytes" not in old or "dram_read_bytes" not in new:
         return []
 
     def total(frame: pd.DataFrame) -> float:
-        sub = frame.set_index("stage").loc[common]
+        sub = frame.set_index("stage").loc[common] if common_only else frame
         return float((sub["dram_read_bytes"] + sub["dram_write_bytes"]).median())
 
     a, b = total(old), total(new)
     if math.isnan(a) or math.isnan(b) or a <= 0 or b <= 0 or 1 / WORK_RATIO <= b / a <= WORK_RATIO:
         return []
-    return [f"work size (DRAM bytes read + written per launch, median of {len(common)} common stages): "
+    which = f"median of {len(common)} common stages" if common_only else "median of each side's stages"
+    return [f"work size (DRAM bytes read + written per launch, {which}): "
             f"{fmt_value(a, 'byte')} vs {fmt_value(b, 'byte')} ({b / a:.2f}x)"]
 
 
@@ -126,14 +128,48 @@ def require_comparable(old: Run, new: Run, strict: bool) -> list[str]:
         InputError: ``strict`` and the runs are not comparable.
     """
     a, b = run_identity(old.capture, old.provenance), run_identity(new.capture, new.provenance)
-    diffs = comparability(a, b) + launch_shapes(old.summary, new.summary)
     sized = any(k in a and k in b for k in (*_SIZE_KEYS, *(f"profile_{d}" for d in old.provenance.get("dims", []))))
-    if not sized:  # no recorded size on one side: the DRAM traffic says it
-        diffs += work_size(old.summary, new.summary)
+    diffs = differences(a, b, old.summary, new.summary, sized)
     if diffs and strict:
         raise InputError(f"{old.path} and {new.path} are not comparable: {'; '.join(diffs)}",
                          "compare runs recorded the same way, or drop --strict to compare anyway")
     return diffs
+
+
+def differences(a: dict[str, str], b: dict[str, str], old: pd.DataFrame, new: pd.DataFrame, sized: bool,
+                common_only: bool = True) -> list[str]:
+    """What makes two runs (or two files of one ladder) not comparable: their :func:`run_identity`
+    values, the launch shapes of stages both hold, and, without a recorded size (``sized``), the
+    DRAM work per launch (:func:`work_size`). The one check of ``diff --strict``, ``render
+    --baseline --strict`` and a ladder of several captures (:func:`ladder_mixed`)."""
+    diffs = comparability(a, b) + launch_shapes(old, new)
+    if not sized:  # no recorded size on one side: the DRAM traffic says it
+        diffs += work_size(old, new, common_only)
+    return diffs
+
+
+def ladder_mixed(captures: list[Capture], summary: pd.DataFrame, origins: dict[int, str]) -> dict[str, str]:
+    """For a ladder of several captures (``origins``: launch id -> file label), what is not
+    comparable between a file and the first (:func:`differences`): identity key -> "value
+    (file), value (file), ..." over every file, and "work size" -> each difference; {} when the
+    files are comparable (or only one)."""
+    labels = list(dict.fromkeys(origins.values()))
+    if len(captures) < 2 or len(labels) != len(captures):
+        return {}
+    idents = [run_identity(c, None) for c in captures]
+    frames = [summary[summary["launch_id"].map(origins) == lab] for lab in labels]
+    frames = [f[f["role"] == "stage"] for f in frames]
+    out: dict[str, str] = {}
+    for ident, frame, label in zip(idents[1:], frames[1:], labels[1:], strict=True):
+        for d in differences(idents[0], ident, frames[0], frame, sized=False, common_only=False):
+            key = d.split(":", 1)[0]
+            key = "work size" if key.startswith("work size") else key
+            if key in idents[0]:
+                out[key] = ", ".join(f"{i.get(key, '?')} ({lab})" for i, lab in zip(idents, labels, strict=True))
+            else:
+                out.setdefault(key, "")
+                out[key] += ("; " if out[key] else "") + f"{labels[0]} vs {label}: {d.split(':', 1)[1].strip()}"
+    return out
 
 
 #: Summary columns a diff compares. The raw bank-conflict counters are left out (they differ

@@ -145,11 +145,12 @@ def stage_word(verdicts: list[str]) -> str:
 
 def ladder(summary: pd.DataFrame, expectations: pd.DataFrame, stage_info: dict[str, Stage],
            ceiling_op: str | None, wrong: frozenset[str] = frozenset(),
-           timings: list[dict[str, Any]] | None = None) -> Ladder:
+           timings: list[dict[str, Any]] | None = None, gaps: frozenset[str] = frozenset()) -> Ladder:
     """The ladder of one analysis: ``summary`` and ``expectations`` as
     :class:`~profiler_report.analysis.Analysis` holds them, the manifest entries by stage id,
     the case's ceiling ``op`` (None: a capture made elsewhere), the stages that failed validation
-    and the timing run's entries (timings.json: memcpy's GB/s)."""
+    and the timing run's entries (timings.json: memcpy's GB/s). ``gaps``: stages after a missing
+    stage or another capture (:attr:`~profiler_report.analysis.Analysis.breaks`): no ratio spans them."""
     memcpy = next((float(t["gbps"]) for t in timings or [] if t.get("name") == "memcpy"), math.nan)
     speed = speed_source(summary, ceiling_op, memcpy)
     stages = summary[summary["role"] == "stage"].reset_index(drop=True)
@@ -168,7 +169,7 @@ def ladder(summary: pd.DataFrame, expectations: pd.DataFrame, stage_info: dict[s
                               counter_verdict, verdict, decided))
     decimals = (column_decimals(summary[speed.column], "GB/s") if speed.column in summary else None,
                 column_decimals(summary[speed.pct_column], "%") if speed.pct_column in summary else None)
-    return Ladder(tuple(rows), speed, headline_text(tuple(rows), speed, decimals))
+    return Ladder(tuple(rows), speed, headline_text(tuple(rows), speed, decimals, bool(gaps)))
 
 
 def _figure(r: LadderRow, speed: Speed, decimals: tuple[int | None, int | None], unit: str = "GB/s") -> str:
@@ -177,18 +178,19 @@ def _figure(r: LadderRow, speed: Speed, decimals: tuple[int | None, int | None],
 
 
 def headline_text(rows: tuple[LadderRow, ...], speed: Speed,
-                  decimals: tuple[int | None, int | None] = (None, None)) -> str:
+                  decimals: tuple[int | None, int | None] = (None, None), gapped: bool = False) -> str:
     """The ladder in one sentence: the fastest correct stage against the case's own ceiling and
     the baseline; the last stage too when it is not the fastest (or failed validation). "" with
     fewer than two stages or no figure. ``decimals``: of the GB/s and the % figures, as the
-    page's cells print them (one figure reads the same everywhere)."""
+    page's cells print them (one figure reads the same everywhere). ``gapped``: the ladder lacks
+    a stage or joins captures that are not comparable, so no ratio to the baseline is given."""
     good = [r for r in rows if r.verdict != "wrong" and math.isfinite(r.gbps)]
     if len(rows) < 2 or len(good) < 1:
         return ""
     best, first, last = max(good, key=lambda r: r.gbps), rows[0], rows[-1]
     d = decimals
     text = f"The fastest stage, {best.stage}, reaches {_figure(best, speed, d, speed.label)}"
-    if best is not first and math.isfinite(first.gbps) and first.verdict != "wrong":
+    if best is not first and math.isfinite(first.gbps) and first.verdict != "wrong" and not gapped:
         text += f", {ratio(best.gbps, first.gbps):.2f}x the baseline {first.stage}"
     if last.verdict == "wrong":
         text += f"; the last stage, {last.stage}, failed validation: no speed is claimed for it"

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from profiler_report.analysis import Analysis, analyze
+from profiler_report.analysis import Analysis, analyze, break_steps
+from profiler_report.analysis.compare import ladder_mixed
 from profiler_report.analysis.stages import own_case
 from profiler_report.capture.load import read_capture
 from profiler_report.capture.model import Capture, merge_captures
@@ -111,5 +112,38 @@ def load_run(path: Path | list[Path], labels: list[tuple[str, str]] | None = Non
                              + ", ".join(_TIMING_KEYS), "regenerate it with `profiler-report run`")
     case = None if labels or expect is not None else own_case(capture, side.provenance, case)
     wanted = load_expectations(expect) if expect is not None else None
-    analysis = analyze(capture, case.manifest if case else None, labels, timings, ceilings, wanted, name_by_file)
+    analysis = analyze(capture, case.manifest if case else None, labels, timings, ceilings, wanted, name_by_file,
+                       case.name if case else "")
+    if len(captures) > 1:
+        _mark_mixed(analysis, captures, capture.origins)
     return Run(paths[0], capture, analysis, side, case)
+
+
+def _mark_mixed(analysis: Analysis, captures: list[Capture], origins: dict[int, str]) -> None:
+    """A ladder whose files are not comparable (:func:`~profiler_report.analysis.compare.ladder_mixed`):
+    ``analysis.mixed`` says what differs, and the first stage of each file after a file it is not
+    comparable with takes no step from the stage before (no cross-capture ratio). The commands
+    refuse such a ladder unless ``--allow-mixed`` (:func:`refuse_mixed`)."""
+    mixed = ladder_mixed(captures, analysis.summary, origins)
+    if not mixed:
+        return
+    analysis.mixed = mixed
+    why = "it is from another capture, not comparable with the one before (" + \
+        "; ".join(f"{k}: {v}" for k, v in mixed.items()) + ")"
+    rows = analysis.summary[analysis.summary["role"] == "stage"]
+    files = [origins.get(int(i), "") for i in rows["launch_id"]]
+    break_steps(analysis, {str(s): why for s, f, before in zip(rows["stage"], files, ["", *files], strict=False)
+                           if before and f != before})
+
+
+def refuse_mixed(run: Run, allow_mixed: bool) -> None:
+    """InputError (exit 2) for a ladder of captures that are not comparable, unless ``allow_mixed``.
+
+    Raises:
+        InputError: naming what differs between the files.
+    """
+    if run.analysis.mixed and not allow_mixed:
+        text = "; ".join(f"{k}: {v}" for k, v in run.analysis.mixed.items())
+        raise InputError(f"the captures of this ladder are not comparable ({text})",
+                         "give captures of one GPU, size and dtype, or --allow-mixed to show them side by side "
+                         "(then no ratio is taken between two captures)")

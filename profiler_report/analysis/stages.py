@@ -29,27 +29,27 @@ def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
     several files (:func:`~profiler_report.capture.model.merge_captures`) the file's label for a
     file of one launch, and with ``name_by_file`` ``STAGE (FILE)`` for an own stage that several files
     hold (a profiled sweep: one capture per point); else the kernel name (``#2``... when repeated).
-    Launches that match no ``labels`` entry are dropped when ``labels`` is given.
+    Launches that match no ``labels`` entry are dropped when ``labels`` is given; so are, with a
+    ``manifest`` and no ``labels``, launches in no ``pr_<case>.<stage>`` range (nothing says which
+    stage they are: :mod:`~profiler_report.analysis.coverage` lists them).
 
     Raises:
         InputError: a REGEX is invalid, or a ``--stage`` / ``--ceiling`` option matched no launch
             (the message names the closest kernel names).
     """
     launches = capture.launches()
+    _labels_once(labels, ceilings)
     compiled = _compiled(labels, "--stage")
     ceiling_rx = _compiled(ceilings, "--ceiling")
     per_file = launches["launch_id"].map(capture.origins).value_counts() if capture.origins else pd.Series()
     repeated = _own_stages_in_several_files(launches, capture.origins) if name_by_file and not compiled else set()
-    out: list[dict[str, Any]] = []
-    seen: dict[str, int] = {}
-    used: set[str] = set()
-    rows: Any = launches.itertuples()  # namedtuples of the launches table's columns
-    for row in rows:
-        ceiling = next((label for label, rx in ceiling_rx if rx.search(row.kernel) or rx.search(row.nvtx_range or "")),
-                       None)
+    out, seen, used = [], {}, set()
+    for row in launches.itertuples():
+        ceiling = matching_label(row, ceiling_rx)
         stage = ceiling if ceiling is not None else _label(row, compiled)
-        if stage is None:
-            continue
+        if stage is None or (manifest is not None and not compiled and ceiling is None
+                             and own_range(row.nvtx_range or "") is None):
+            continue  # a launch of a case's capture outside every range: no stage (analysis.coverage lists it)
         used.add(stage)
         origin = capture.origins.get(row.launch_id)
         if ceiling is None and not compiled and origin and per_file.get(origin) == 1 \
@@ -107,19 +107,38 @@ def kernel_names(row: Any) -> tuple[str, ...]:
     return tuple(str(getattr(row, n, "") or "") for n in ("kernel", "demangled", "mangled"))
 
 
+def matching_label(row: Any, compiled: list[tuple[str, re.Pattern[str]]]) -> str | None:
+    """The label of the first (LABEL, REGEX) pair whose REGEX is found in one of the launch's
+    :func:`kernel_names` or its NVTX range (``--stage`` and ``--ceiling`` alike); None if none is."""
+    for label, rx in compiled:
+        if any(rx.search(name) for name in (*kernel_names(row), str(row.nvtx_range or ""))):
+            return label
+    return None
+
+
+def _labels_once(labels: list[tuple[str, str]] | None, ceilings: list[tuple[str, str]] | None) -> None:
+    """InputError when one label is given by two options (a report would rename one ``LABEL#2``)."""
+    given: dict[str, str] = {}
+    for option, pairs in (("--ceiling", ceilings or []), ("--stage", labels or [])):
+        for label, pattern in pairs:
+            if label in given:
+                raise InputError(f"label {label!r} is given twice ({given[label]} and {option} {label}={pattern})",
+                                 "give each --stage and --ceiling its own label; one REGEX can match several "
+                                 "kernels with |, e.g. --stage a='naive|smem'")
+            given[label] = f"{option} {label}={pattern}"
+
+
 def _label(row: Any, compiled: list[tuple[str, re.Pattern[str]]]) -> str | None:
     if compiled:
-        for label, rx in compiled:
-            if any(rx.search(name) for name in (*kernel_names(row), row.nvtx_range or "")):
-                return label
-        return None
+        return matching_label(row, compiled)
     own = own_range(row.nvtx_range or "")
     return own[1] if own else row.kernel
 
 
 def own_case(capture: Capture, provenance: dict[str, Any] | None = None, case: Case | None = None) -> Case | None:
     """The case that made ``capture``: every launch sits in a ``pr_<case>.<stage>`` range (or a
-    legacy ``pr_<stage>`` one, a transpose) of one case; else None (a foreign capture).
+    legacy ``pr_<stage>`` one, a transpose) of one case, or, in a capture of one file, every
+    launch in a range does (the others are unresolved); else None (a foreign capture).
 
     A built-in case is found by its name; a user's case is ``case`` (``--case DIR``) or the folder
     provenance.json names (``case_dir``, relative to the working directory or absolute).
@@ -130,7 +149,10 @@ def own_case(capture: Capture, provenance: dict[str, Any] | None = None, case: C
     """
     found = {own_range(str(r or "")) for r in capture.launches()["nvtx_range"]}
     cases = {f[0] for f in found if f is not None}
-    if None in found or len(cases) != 1:
+    # One file whose launches name one case, some in no range (a corrupted capture): still that
+    # case's, with those launches unresolved. A ladder of several files keeps the strict rule.
+    partial = None in found and len(cases) == 1 and len(set(capture.origins.values())) <= 1
+    if (None in found and not partial) or len(cases) != 1:
         if case is not None:
             raise InputError(f"{capture.path} was not made by `profiler-report run` (its launches are not in "
                              "pr_<case>.<stage> NVTX ranges), so --case cannot name its stages",

@@ -13,7 +13,9 @@ from profiler_report.capture.model import Capture
 from profiler_report.capture.units import template_name
 from profiler_report.errors import ReportUnreadableError
 from profiler_report.metrics import (
+    AT_LEAST_IDEAL,
     COLLECTED_BY,
+    EXCESS_METRICS,
     HEADLINE,
     TIMING_COLUMNS,
     headline_row,
@@ -51,6 +53,7 @@ def summarize(capture: Capture, stages: pd.DataFrame) -> pd.DataFrame:
         top = ", ".join(f"{k} {v:.1f}" for k, v in list(stalls.items())[:3])
         head = headline_row(values)
         _refuse_overflow(capture, st.stage, head)
+        _refuse_below_ideal(capture, st.stage, values)
         rows.append({"stage": st.stage, "role": st.role, "kernel": names[st.stage], "launch_id": st.launch_id,
                      "grid": st.grid, "block": st.block, **head,
                      **excessive_by_side(capture.source, st.launch_id), "top_stalls": top})
@@ -67,6 +70,22 @@ def _kernel_display(stages: pd.DataFrame) -> dict[str, str]:
         shared = "demangled" in stages and twins["demangled"].nunique() > 1
         out[st.stage] = template_name(demangled) if shared and demangled else st.kernel
     return out
+
+
+def _refuse_below_ideal(capture: Capture, stage: str, values: dict[str, float]) -> None:
+    """An access count below its ideal (:data:`~profiler_report.metrics.AT_LEAST_IDEAL`) or a
+    negative excess is no measurement: every excess computed from it would be negative."""
+    for actual, ideal in AT_LEAST_IDEAL:
+        if actual in values and ideal in values and values[actual] < values[ideal]:
+            raise ReportUnreadableError(
+                f"{capture.path}: stage {stage}: {actual} = {values[actual]:.0f} is below {ideal} = "
+                f"{values[ideal]:.0f}; ncu never counts fewer than the ideal, so the capture is corrupt",
+                "profile the kernel again (ncu --set full) or restore the original capture")
+    for name in EXCESS_METRICS:
+        if values.get(name, 0.0) < 0:
+            raise ReportUnreadableError(f"{capture.path}: stage {stage}: {name} = {values[name]:.0f} is negative; "
+                                        "ncu never counts a negative excess, so the capture is corrupt",
+                                        "profile the kernel again (ncu --set full) or restore the original capture")
 
 
 def _refuse_overflow(capture: Capture, stage: str, head: dict[str, float | str]) -> None:

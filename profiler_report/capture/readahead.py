@@ -48,6 +48,41 @@ def ncu_rep_format(path: Path) -> int | None:
     return int.from_bytes(head[4:6], "little")
 
 
+#: Blocks :func:`corrupt_tail` walks at most (real captures hold tens; each step is one 4-byte read).
+MAX_BLOCKS = 100_000
+
+
+def corrupt_tail(path: Path) -> str:
+    """Why the ``.ncu-rep`` at ``path`` cannot be whole, found without ncu_report; "" when its
+    layout looks whole (or cannot be judged here).
+
+    After the 8-byte header (magic, uint32 length of the file header) and the file header, a
+    report is a run of blocks, each a little-endian uint32 length and that many bytes, to the end
+    of the file (every capture of tests/data walks to its last byte; the smallest block is 47
+    bytes). A block of length 0 is no block: a file of a header and hundreds of MB of zeros would
+    keep ncu_report busy for minutes, so it is refused at once. A block running past the end (a
+    cut file) is left to ncu_report, which says "truncated"."""
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as fh:
+            head = fh.read(8)
+            if len(head) < 8 or not head.startswith(NCU_REP_MAGIC):
+                return ""
+            off = 8 + int.from_bytes(head[4:8], "little")
+            for _ in range(MAX_BLOCKS):
+                if off + 4 > size:
+                    return ""
+                fh.seek(off)
+                length = int.from_bytes(fh.read(4), "little")
+                if length == 0:
+                    return (f"{path} is corrupt: its blocks end at byte {off:,} of {size:,}, and the "
+                            f"{size - off:,} bytes after them hold no block (a block length of 0)")
+                off += 4 + length
+    except OSError:
+        return ""
+    return ""
+
+
 def usable_cpus() -> int:
     """CPUs this process may run on: its affinity mask where the OS has one, else the CPU count."""
     try:
@@ -79,17 +114,23 @@ class PendingRead:
         self._deadline = time.monotonic() + self.timeout_s
         if split is None:
             split = split_pays()
-        chosen: tuple[str | None, ...] = parts if parts is not None else (PARTS if split else (None,))
-        self._procs = [_spawn(self.path, part) for part in chosen]
+        if parts is None:
+            parts = PARTS if split else (None,)
+        self._corrupt = corrupt_tail(self.path)
+        self._procs = [] if self._corrupt else [_spawn(self.path, part) for part in parts]
         self._data: dict[str, Any] | None = None
 
     def raw(self) -> dict[str, Any]:
         """The :func:`~profiler_report.capture.reader_child.read_raw` data of the whole report (waits).
 
         Raises:
-            ReportUnreadableError: a child ran past ``timeout_s`` seconds (counted from the
-                start), crashed, exited non-zero or printed no pickle.
+            ReportUnreadableError: the file's layout is corrupt (:func:`corrupt_tail`), or a child
+                ran past ``timeout_s`` seconds (counted from the start), crashed, exited non-zero or
+                printed no pickle.
         """
+        if self._corrupt:
+            raise ReportUnreadableError(self._corrupt, "copy or export the capture again: a .ncu-rep is whole "
+                                        "length-prefixed blocks to its last byte")
         if self._data is None:
             try:
                 self._data = merge_parts([self._collect(proc) for proc in self._procs])

@@ -117,12 +117,38 @@ def targets(rule: Rule, run: Run) -> list[str]:
                  if any(rx.search(name) for name in kernel_names(r))]
         if found:
             return found
-    if rule.optional:
+    if rule.optional and (rule.stage is None or _known_stage(rule, run)):
         return []
     what = f"stage {rule.stage!r}" if rule.stage is not None else f"a kernel matching {rule.kernel!r}"
     near = closest_hint(rule.stage, stages) if rule.stage is not None else ""
     raise ThresholdsError(f"{rule.where}: {what} is not in {run.path} (stages: {', '.join(stages)})",
                           near or "mark the section optional = true if the stage may be absent")
+
+
+def _known_stage(rule: Rule, run: Run) -> bool:
+    """Whether an optional section's stage may be absent: a stage id of the case that made the
+    capture (its manifest's stages, ceiling and regression), or, for a capture made elsewhere,
+    a name no capture stage is a near spelling of.
+
+    Raises:
+        ThresholdsError: the name is none of the case's stage ids (a typo would switch its rules
+            off for good), or is a near spelling of a stage the capture holds.
+    """
+    name = str(rule.stage)
+    if run.case is not None:
+        m = run.case.manifest
+        ids = [s.id for s in (*m.stages, m.ceiling, *([m.regression] if m.regression else []))]
+        if name in ids:
+            return True
+        raise ThresholdsError(f"{rule.where}: stage {name!r} is not a stage of case {run.case.name} "
+                              f"(stages: {', '.join(ids)}), so optional = true would skip its rules on every capture",
+                              closest_hint(name.strip().lower(), ids) or f"name one of {', '.join(ids)}")
+    near = [s for s in run.stages() if s.strip().casefold() == name.strip().casefold()]
+    near = near or difflib.get_close_matches(name, run.stages(), n=3, cutoff=0.8)
+    if near:
+        raise ThresholdsError(f"{rule.where}: stage {name!r} is not in {run.path}, which holds "
+                              f"{', '.join(near)}", f"did you mean {near[0]}?")
+    return True
 
 
 def _previous(run: Run, stage: str) -> str | None:

@@ -310,7 +310,10 @@ def parse_thresholds(text: str, path: str = "<thresholds>") -> Thresholds:
     """
     try:
         data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+    except RecursionError as exc:
+        raise ThresholdsError(f"{path}: its values nest too deeply to read",
+                              'a thresholds file nests two levels: [stage.ID] with rules = ["..."]') from exc
+    except tomllib.TOMLDecodeError as exc:
         raise ThresholdsError(f"{path} is not valid TOML ({exc})",
                               "fix the line and column named; a rule is a quoted string, "
                               'e.g. rules = ["shared_excessive_wavefronts == 0"]') from exc

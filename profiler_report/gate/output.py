@@ -10,6 +10,7 @@ writes :func:`write_junit` under ``--junit``. Numbers are formatted by
 from __future__ import annotations
 
 import math
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from profiler_report.analysis.compare import fmt_value
 from profiler_report.errors import InputError
 from profiler_report.gate.evaluate import counts
 from profiler_report.gate.rules import Result
-from profiler_report.util.fmt import markdown_table
+from profiler_report.util.fmt import Md, markdown_table, md_code, md_text
 from profiler_report.util.fsio import atomic_write
 
 
@@ -62,14 +63,15 @@ def results_markdown(results: list[Result], missing: str, capture: str, threshol
     totals line of :func:`results_summary`, and one table row per rule and stage (the rows of
     :func:`results_table`, with the reason for every verdict but a pass)."""
     failed = any(r.verdict == "fail" or (r.verdict == "not measured" and missing == "fail") for r in results)
-    rows = [[r.stage, f"`{r.rule}`", fmt_value(r.measured, r.unit) if r.verdict != "skipped" else "-",
+    rows = [[r.stage, md_code(r.rule), fmt_value(r.measured, r.unit) if r.verdict != "skipped" else "-",
              fmt_value(r.limit, r.unit) if not math.isnan(r.limit) else "-",
-             f"**{r.verdict.upper()}**" if r.verdict == "fail" else r.verdict,
+             Md(f"**{r.verdict.upper()}**") if r.verdict == "fail" else r.verdict,
              r.message if r.verdict != "pass" else ""] for r in results]
     table = markdown_table(["stage", "rule", "measured", "limit", "verdict", "why"], rows,
                            ["l", "l", "r", "r", "l", "l"])
     return (f"### profiler-report check: {'FAILED' if failed else 'passed'}\n\n"
-            f"`{capture}` against `{thresholds}`: {results_summary(results, missing)[-1].removeprefix('check: ')}"
+            f"{md_code(capture)} against {md_code(thresholds)}: "
+            f"{md_text(results_summary(results, missing)[-1].removeprefix('check: '))}"
             f"\n\n{table}\n")
 
 
@@ -113,8 +115,30 @@ def junit_tree(results: list[Result], missing: str = "fail", name: str = "profil
             el.text = r.message
         elif r.verdict in ("skipped", "not measured"):
             ET.SubElement(case, "skipped", {"message": f"{r.verdict}: {r.message}"})
+    _xml_safe(root)
     ET.indent(root)
     return ET.ElementTree(root)
+
+
+#: Characters XML 1.0 does not allow (C0 controls but tab, LF and CR; surrogates; U+FFFE, U+FFFF):
+#: ElementTree writes them as they are and every parser then refuses the whole file.
+_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_text(text: str) -> str:
+    """``text`` with each character XML 1.0 forbids written as ``\\xNN`` / ``\\uNNNN`` (visible, and
+    the name stays recognisable)."""
+    return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def _xml_safe(root: ET.Element) -> None:
+    """Every attribute and text node under ``root`` made writable as well-formed XML 1.0."""
+    for el in root.iter():
+        el.attrib.update({k: _xml_text(v) for k, v in el.attrib.items()})
+        if el.text:
+            el.text = _xml_text(el.text)
+        if el.tail:
+            el.tail = _xml_text(el.tail)
 
 
 def write_atomic(path: Path, data: bytes) -> None:

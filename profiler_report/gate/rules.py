@@ -153,7 +153,8 @@ class Rule:
             when a value is not finite (an infinite value passes no comparison).
 
         Raises:
-            ThresholdsError: a stated unit does not match the metric's unit.
+            ThresholdsError: a stated unit does not match the metric's unit, or a relative limit
+                overflows (a finite reference times the factor exceeds any float).
         """
         result = self._evaluate(stage, measured, reference, why_missing)
         return _with_source(result, source) if source else result
@@ -164,6 +165,8 @@ class Rule:
             return Result(stage, self.text, self.metric, measured.value if measured else math.nan, math.nan,
                           unit, "not measured", why_missing or "not measured")
         limit = reference.scaled(self.factor) if reference is not None else Band.point(self.limit_in(unit), unit)
+        if reference is not None:
+            self._refuse_overflow(stage, reference, limit)
         if self.kind == "timing":
             return self._judge_spread(stage, measured, limit)
         ok = compare_exact(self.op, measured.value, limit.value)
@@ -171,6 +174,16 @@ class Rule:
               f"{'within' if ok else 'expected'} {self.op} {fmt_value(limit.value, unit)}{self._of()}"
         return Result(stage, self.text, self.metric, measured.value, limit.value, unit,
                       "pass" if ok else "fail", msg)
+
+    def _refuse_overflow(self, stage: str, reference: Band, limit: Band) -> None:
+        """A finite reference times the rule's factor that exceeds any float is the rule's fault,
+        not the kernel's: no measurement can be judged against it."""
+        ref = (reference.value, reference.lo, reference.hi)
+        if all(math.isfinite(x) for x in ref) and not all(math.isfinite(x) for x in (limit.value, limit.lo, limit.hi)):
+            raise ThresholdsError(f"{self.where}: rule '{self.text}' on stage {stage}: the limit overflows "
+                                  f"({self.factor:g} x {self.ref} {fmt_value(reference.value, reference.unit)} "
+                                  "exceeds any float)", f"use a factor that keeps the limit finite, e.g. "
+                                  f"'1.10 * {self.ref}'")
 
     def _of(self) -> str:
         """' (previous)', ' (1.1 x baseline)': what a relative limit was taken from."""

@@ -177,31 +177,76 @@ Runner = Callable[[SweepPoint], PointResult]
 class PointStore:
     """Finished points on disk: ``folder/<commit>-<point key>.json``, one file per point, written
     atomically (util.fsio), so a sweep killed at any moment keeps what finished. Only "ok" points
-    are reused; a failed point runs again on resume, and so does one whose ``needs`` (files its
-    result refers to, such as a profiled point's capture) are not all there."""
+    are kept; a stored point is reused only while ``needs(point)`` (files outside the store the
+    result refers to, such as a profiled point's capture) are not all there. ``row_type``: the
+    dataclass the stored rows must fit (the case's BenchRow), or None for any dict rows. A file
+    that cannot be used (not JSON, not this point, rows of the wrong shape) is "not done": the point
+    runs again and :attr:`notes` names the file."""
 
-    def __init__(self, folder: Path, commit: str, needs: Callable[[SweepPoint], list[Path]] | None = None) -> None:
-        self.folder, self.commit, self.needs = folder, commit, needs
+    def __init__(self, folder: Path, commit: str, needs: Callable[[SweepPoint], list[Path]] | None = None,
+                 row_type: type | None = None) -> None:
+        self.folder, self.commit, self.needs, self.row_type = folder, commit, needs, row_type
+        self.notes: list[str] = []
 
     def _path(self, point: SweepPoint) -> Path:
         return self.folder / f"{self.commit}-{point.key()}.json"
 
     def get(self, point: SweepPoint) -> PointResult | None:
         path = self._path(point)
+        if not path.exists():
+            return None
         try:
             data = json.loads(path.read_text())
-        except (OSError, ValueError, RecursionError):
+            res = self._result(point, data)
+        except (OSError, ValueError, RecursionError, TypeError) as exc:
+            self.notes.append(f"{path} cannot be used ({str(exc)[:120]}): point {point.label()} runs again")
             return None
-        if data.get("status") != "ok" or data.get("key") != point.key():
+        if res is not None and self.needs is not None and not all(f.is_file() for f in self.needs(point)):
             return None
-        if self.needs is not None and not all(f.is_file() for f in self.needs(point)):
+        return res
+
+    def _result(self, point: SweepPoint, data: Any) -> PointResult | None:
+        """The stored result, None for a failed point's record; ValueError/TypeError when unusable."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a JSON {type(data).__name__}, not a point record")
+        if data.get("key") != point.key():
+            raise ValueError("its key is not this point's")
+        if data.get("status") != "ok":
             return None
-        return PointResult(point, data["rows"], data["where"], "ok", "", int(data["attempts"]),
-                           float(data["seconds"]), float(data["wall_s"]))
+        rows, where = data.get("rows"), data.get("where", {})
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows) or not isinstance(where, dict):
+            raise ValueError("its rows are not a list of records")
+        for r in rows:
+            _check_row(self.row_type, r)
+        return PointResult(point, rows, where, "ok", "", int(data.get("attempts", 1)),
+                           float(data.get("seconds", 0.0)), float(data.get("wall_s", 0.0)))
 
     def put(self, res: PointResult) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         write_json(self._path(res.point), {**res.record(), "rows": res.rows})
+
+
+#: A row field's annotation (a string under ``from __future__ import annotations``) -> the JSON types it takes.
+_JSON_TYPES: dict[str, tuple[type, ...]] = {"str": (str,), "int": (int,), "float": (int, float), "bool": (bool,)}
+
+
+def _check_row(row_type: type | None, row: dict[str, Any]) -> None:
+    """ValueError unless ``row`` has every required field of dataclass ``row_type``, no other, and
+    values of the annotated types."""
+    if row_type is None:
+        return
+    import dataclasses
+
+    fields = {f.name: f for f in dataclasses.fields(row_type)}
+    extra = sorted(set(row) - set(fields))
+    missing = [n for n, f in fields.items() if n not in row and f.default is dataclasses.MISSING
+               and f.default_factory is dataclasses.MISSING]
+    if extra or missing:
+        raise ValueError(f"a row with unknown fields {extra} or without {missing}")
+    for name, value in row.items():
+        kinds = _JSON_TYPES.get(str(fields[name].type))
+        if kinds and (not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)):
+            raise ValueError(f"row field {name} is {value!r:.40}, not {fields[name].type}")
 
 
 def _failed(point: SweepPoint, exc: BaseException, attempts: int, wall: float) -> PointResult:
@@ -330,9 +375,13 @@ def dask_client(cluster: str | None, scheduler: str | None) -> Iterator[Any]:
         with LocalCUDACluster() as local, Client(local) as client:
             yield client
         return
+    from profiler_report.live.scheduler import HANDSHAKE_S, check_scheduler
+
+    assert scheduler is not None  # neither None nor a cluster: the scheduler's address
+    address = check_scheduler(scheduler)
     try:
-        client = Client(scheduler, timeout="30s")
-    except (OSError, TimeoutError) as exc:
+        client = Client(address, timeout=f"{2 * HANDSHAKE_S:g}s")
+    except (OSError, TimeoutError, ValueError) as exc:
         raise InputError(f"no Dask scheduler answers at {scheduler} ({exc})",
                          "start one (dask scheduler; dask cuda worker ADDRESS on each GPU host) "
                          "or fix the address") from exc

@@ -154,12 +154,14 @@ def captures_folder(out: Path) -> Path:
 
 
 def run_profiled_sweep(points: list[SweepPoint], out: Path, settings: ProfileSettings, commit: str, *,
-                       client: Any = None, progress: Any = None) -> list[PointResult]:
+                       client: Any = None, progress: Any = None, notes: list[str] | None = None
+                       ) -> list[PointResult]:
     """Run ``points`` through :func:`~profiler_report.live.fanout.run_sweep` (``client`` None:
     in-process) and keep each finished point's capture in ``out/captures/`` (written from the bytes
     that came back, atomically, or by the workers themselves with ``settings.shared``) and its
     result in ``out/points/`` (keyed by ``commit``), so running it again resumes; a point whose
-    capture is gone runs again. Returns the results in the points' order."""
+    capture is gone runs again; ``notes`` receives the store's notes on files it could not use.
+    Returns the results in the points' order."""
     from functools import partial
 
     from profiler_report.live.fanout import PointStore, run_sweep
@@ -174,8 +176,12 @@ def run_profiled_sweep(points: list[SweepPoint], out: Path, settings: ProfileSet
         res.files = {}
 
     store = PointStore(out / "points", commit, needs=lambda p: [folder / f"{capture_name(p)}.ncu-rep"])
-    return run_sweep(points, partial(run_profile_point, settings=settings), client=client, store=store,
-                     progress=progress, gather=keep)
+    try:
+        return run_sweep(points, partial(run_profile_point, settings=settings), client=client, store=store,
+                         progress=progress, gather=keep)
+    finally:
+        if notes is not None:
+            notes.extend(store.notes)
 
 
 def sweep_document(case: Case, results: list[PointResult], settings: ProfileSettings, engine: str,

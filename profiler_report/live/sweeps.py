@@ -26,10 +26,12 @@ Progress = Callable[[fanout.PointResult], None]
 
 @dataclass
 class Outcome:
-    """What a sweep command prints: ``lines`` (stdout) and ``warnings`` (stderr, each "warning: ...")."""
+    """What a sweep command prints: ``lines`` (stdout), ``warnings`` (stderr, each "warning: ...")
+    and ``notes`` (stderr, each "note: ...": resume-store files that could not be used)."""
 
     lines: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,7 @@ def run_bench(opts: BenchOptions, progress: Progress) -> Outcome:
     folder = out.with_name(out.name + ".points")
     if opts.fresh:
         shutil.rmtree(folder, ignore_errors=True)
-    store = fanout.PointStore(folder, git_commit(_ROOT))
+    store = fanout.PointStore(folder, git_commit(_ROOT), row_type=case.bench_row_type())
     with fanout.dask_client(opts.cluster, opts.scheduler) as client:
         results = fanout.run_sweep(points, client=client, store=store, progress=progress)
     rows = case.bench_rows([r for res in results for r in res.rows])
@@ -90,7 +92,7 @@ def run_bench(opts: BenchOptions, progress: Progress) -> Outcome:
     prov["mode"] = "live run"
     write_json(out, {**case.bench_json(rows, prov), "sweep": record})
     return Outcome([case.bench_table(rows), shape_lines(rows), f"wrote {out}"],
-                   [*record["warnings"], *_failed_warnings(results, f"{out} sweep.points")])
+                   [*record["warnings"], *_failed_warnings(results, f"{out} sweep.points")], list(store.notes))
 
 
 def shape_lines(rows: list[Any]) -> str:
@@ -160,13 +162,14 @@ def run_profiled(opts: SweepOptions, progress: Progress) -> Outcome:
             from profiler_report.live.ncu import find_ncu
 
             find_ncu(opts.ncu_path)  # in-process: no ncu fails once, before any point
+        notes: list[str] = []
         results = profiled.run_profiled_sweep(points, out, settings, git_commit(_ROOT), client=client,
-                                              progress=progress)
+                                              progress=progress, notes=notes)
     prov = {**cluster_provenance(case, results), "counters": "collected (ncu --set full)"}
     doc = profiled.sweep_document(case, results, settings, fanout.engine_name(opts.cluster, opts.scheduler), prov)
     write_json(out / "sweep.json", doc)
     outcome = Outcome([f"wrote {out / 'sweep.json'}"],
-                      [*doc["sweep"]["warnings"], *_failed_warnings(results, "sweep.json sweep.points")])
+                      [*doc["sweep"]["warnings"], *_failed_warnings(results, "sweep.json sweep.points")], notes)
     captures = [profiled.captures_folder(out) / f"{profiled.capture_name(r.point)}.ncu-rep"
                 for r in results if r.status == "ok"]
     if opts.report and captures:

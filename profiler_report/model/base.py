@@ -162,16 +162,16 @@ class Case:
         becomes a :class:`CaseError` naming case.py's line, the method and the stage.
 
         Raises:
-            CaseError: a user's case method raised (built-in cases' exceptions pass through:
-                there they are bugs of the tool, exit 70).
+            CaseError: a user's case method raised or exited (built-in cases' exceptions pass
+                through: there they are bugs of the tool, exit 70); Ctrl-C passes through.
         """
         if self.user_folder is None:
             return fn(*args)
         try:
             return fn(*args)
-        except ProfilerReportError:
+        except (ProfilerReportError, KeyboardInterrupt):
             raise
-        except Exception as exc:
+        except BaseException as exc:  # an exit too: sys.exit(0) in a method must not pass for success
             where = _frame_in(exc, self.user_folder) or str(self.user_folder / "case.py")
             text = " ".join(str(exc).split())[:300]
             for_stage = f" for stage {stage.id}" if stage is not None else ""
@@ -329,6 +329,10 @@ class Case:
     def bench_point(self, point: Any) -> list[Any]:
         """The rows of one :meth:`sweep_points` point, timed on this process's GPU."""
         return self._bench("benchmark").bench_point(self, point)
+
+    def bench_row_type(self) -> type:
+        """The dataclass of :meth:`bench_rows` (the point store checks stored rows against it)."""
+        return self._bench("benchmark").BenchRow
 
     def bench_rows(self, dicts: list[dict[str, Any]]) -> list[Any]:
         """Bench rows back from their dicts (gathered from workers, or the point store)."""

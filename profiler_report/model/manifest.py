@@ -175,18 +175,36 @@ def _check_expectation(stage_id: str, e: Expectation) -> None:
     for name, value in (("factor", e.factor), ("to", e.to)):
         if value is not None and not _is_number(value):
             raise InputError(f"stage {stage_id}: expect {name} must be a number, got {value!r}", fix)
+    if e.factor is not None and e.factor <= 0:
+        raise InputError(f"stage {stage_id}: expect factor must be above 0 (the metric moves at least FACTOR "
+                         f"times), got {e.factor!r}", fix)
 
 
-def _stage(raw: dict) -> Stage:
+def _stage(raw: Any, what: str = "[[stage]]") -> Stage:
+    """One stage table, checked: its shape first (what is wrong in the file, not a Python error)."""
+    fix = f"see the stage entries of {MANIFEST_PATH}: id, kernel, title, change, launch, expect = [...]"
+    if not isinstance(raw, dict):
+        raise InputError(f"a {what} entry must be a table (id = ..., kernel = ...), got {raw!r:.60}", fix)
+    for key in ("id", "kernel"):
+        if not isinstance(raw.get(key), str) or not raw[key].strip():
+            of = f" of stage {raw['id']!r}" if key == "kernel" else ""
+            got = f"{raw[key]!r:.60}" if key in raw else "none"
+            raise InputError(f"a {what} entry{of} needs `{key}` as a non-empty string, got {got}", fix)
+    for key in ("title", "change", "launch", "op"):
+        if key in raw and not isinstance(raw[key], str):
+            raise InputError(f"stage {raw['id']}: `{key}` must be a string, got {raw[key]!r:.60}", fix)
+    entries = raw.get("expect", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise InputError(f"stage {raw['id']}: `expect` must be a list of tables, got {entries!r:.60}", fix)
     expect = tuple(
         Expectation(
-            metric=e["metric"],
-            direction=e["direction"],
+            metric=e.get("metric"),  # type: ignore[arg-type]  # checked just below
+            direction=e.get("direction"),  # type: ignore[arg-type]
             text=e.get("text", ""),
             factor=e.get("factor"),
             to=e.get("to"),
         )
-        for e in raw.get("expect", [])
+        for e in entries
     )
     for e in expect:
         _check_expectation(raw["id"], e)
@@ -255,24 +273,81 @@ def load_manifest(path: Path) -> Manifest:
     """Read a stage manifest (a case's ``kernels/<case>/stages.toml``, or a case folder's).
 
     Raises:
-        InputError: the file is missing, is not TOML, or lacks a required key.
+        InputError: the file is missing, is not TOML (or nests too deeply to read), lacks a
+            required key, holds a value of the wrong type, names one stage id twice, or names a
+            ``source`` outside its folder.
     """
     try:
         raw = tomllib.loads(path.read_text())
-        return Manifest(
-            source=path.parent / raw["source"],
-            stages=tuple(_stage(s) for s in raw["stage"]),
-            ceiling=_stage(raw["ceiling"]),
-            regression=_stage(raw["regression"]) if "regression" in raw else None,
-            tile=int(raw.get("tile", 32)),
-            block=tuple(raw.get("block", (32, 8))),
+        stages = raw.get("stage")
+        if not isinstance(stages, list) or not stages:
+            raise InputError("it needs [[stage]] tables, one per stage in report order", f"fix {MANIFEST_PATH}")
+        manifest = Manifest(
+            source=_source(path, raw.get("source")),
+            stages=tuple(_stage(s) for s in stages),
+            ceiling=_stage(raw.get("ceiling"), "[ceiling]"),
+            regression=_stage(raw["regression"], "[regression]") if "regression" in raw else None,
+            tile=_positive_int(raw.get("tile", 32), "tile"),
+            block=_block(raw.get("block", [32, 8])),
             params={k: v for k, v in raw.items() if k not in _GENERIC_KEYS},
-            claims=tuple(_claim(c) for c in raw.get("claims", [])),
+            claims=_claims(raw.get("claims", [])),
         )
+        _ids_once(manifest)
+        return manifest
     except InputError as exc:
         raise InputError(f"bad stage manifest {path}: {exc.message}", exc.hint) from exc
-    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
+    except RecursionError as exc:
+        raise InputError(f"bad stage manifest {path}: its values nest too deeply to read",
+                         f"fix {MANIFEST_PATH}: a manifest nests at most a few levels") from exc
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"bad stage manifest {path}: {exc}", f"fix {MANIFEST_PATH}") from exc
+
+
+def _source(path: Path, source: Any) -> Path:
+    """The kernel source named by ``source``: a file inside the manifest's folder."""
+    if not isinstance(source, str) or not source.strip():
+        raise InputError(f"`source` must name the kernel file as a string, got {source!r:.60}",
+                         f"set source = \"kernels.cu\" in {MANIFEST_PATH}")
+    folder = path.parent.resolve()
+    where = (folder / source).resolve()
+    if not where.is_relative_to(folder):
+        raise InputError(f"`source` {source!r} is outside the folder {folder}",
+                         f"put the kernel file beside {MANIFEST_PATH} and name it relative to it")
+    return path.parent / source
+
+
+def _positive_int(value: Any, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise InputError(f"`{key}` must be a positive integer, got {value!r:.60}", f"fix {key} in {MANIFEST_PATH}")
+    return value
+
+
+def _block(value: Any) -> tuple[int, int]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise InputError(f"`block` must be [x, y] threads, got {value!r:.60}", f"fix block in {MANIFEST_PATH}")
+    return _positive_int(value[0], "block"), _positive_int(value[1], "block")
+
+
+def _claims(value: Any) -> tuple[Claim, ...]:
+    if not isinstance(value, list) or not all(isinstance(c, dict) for c in value):
+        raise InputError(f"`claims` must be [[claims]] tables, got {value!r:.60}",
+                         f"fix [[claims]] in {MANIFEST_PATH}")
+    return tuple(_claim(c) for c in value)
+
+
+#: A stage id: it is the ``// stage: ID`` marker of the source and part of the NVTX range.
+_STAGE_ID = re.compile(r"^\w+$")
+
+
+def _ids_once(manifest: Manifest) -> None:
+    seen: set[str] = set()
+    for st in (*manifest.stages, manifest.ceiling, *([manifest.regression] if manifest.regression else [])):
+        if not _STAGE_ID.match(st.id):
+            raise InputError(f"stage id {st.id!r} is not a word (letters, digits, _): it is the source's "
+                             f"`// stage: ID` marker", f"rename the stage in {MANIFEST_PATH}")
+        if st.id in seen:
+            raise InputError(f"stage id {st.id!r} is given twice", f"give each stage of {MANIFEST_PATH} its own id")
+        seen.add(st.id)
 
 
 _GENERIC_KEYS = frozenset({"source", "stage", "ceiling", "regression", "tile", "block", "claims"})
@@ -288,12 +363,16 @@ def load_expectations(path: Path) -> tuple[Stage, ...]:
         raw = tomllib.loads(path.read_text())
         entries = raw.get("stage", [])
         if not isinstance(entries, list) or not entries:
-            raise KeyError("no [[stage]] entries")
-        return tuple(_stage({"kernel": e.get("id", ""), **e}) for e in entries)
+            raise InputError("it has no [[stage]] entries", "write [[stage]] entries with id = \"LABEL\" and "
+                             "expect = [{ metric = ..., direction = \"down\" }] (the stages.toml format)")
+        return tuple(_stage({"kernel": e.get("id", ""), **e} if isinstance(e, dict) else e) for e in entries)
     except InputError as exc:  # a malformed stage entry: name this file, keep the entry's own fix
         raise InputError(f"bad --expect file {path}: {exc.message}",
                          fix_in(exc.hint, path) or None) from exc
-    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
+    except RecursionError as exc:
+        raise InputError(f"bad --expect file {path}: its values nest too deeply to read",
+                         "write [[stage]] entries (the stages.toml format)") from exc
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"bad --expect file {path}: {exc}",
                          "write [[stage]] entries with id = \"LABEL\" and expect = [{ metric = ..., direction = "
                          "\"down\" }] (the stages.toml format)") from exc

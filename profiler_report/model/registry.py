@@ -19,15 +19,17 @@ are plugins above every other layer: they are imported by name (:data:`REGISTRY`
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
 import re
 import sys
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 
-from profiler_report.errors import CaseError, InputError
+from profiler_report.errors import CaseError, InputError, ProfilerReportError
 from profiler_report.model.base import Case
 from profiler_report.model.manifest import Manifest, Stage, fix_in
 
@@ -87,14 +89,33 @@ def load_case_folder(path: Path) -> Case:
     if not module_file.is_file():
         raise CaseError(f"{module_file} is missing: a case folder holds case.py, stages.toml and its kernels",
                         f"run `profiler-report new-case {path}` in an empty folder for a working start")
-    case = _case_of(_import(module_file), module_file)
-    case.user_folder = folder
-    if not case.name:
-        case.name = folder.name
-    _check_name(case, module_file)
-    check_sources(case, _manifest(case))
+    with _user_code(module_file):
+        case = _case_of(_import(module_file), module_file)
+        case.user_folder = folder
+        if not case.name:
+            case.name = folder.name
+        _check_name(case, module_file)
+        check_sources(case, _manifest(case))
     _LOADED[folder] = case
     return case
+
+
+@contextlib.contextmanager
+def _user_code(module_file: Path) -> Iterator[None]:
+    """Whatever a user's case.py raises or exits with while its case is loaded (its import, a
+    ``name`` or ``manifest`` it overrides) is a :class:`CaseError` naming the file: a
+    ``sys.exit(0)`` must not end a `check` with no verdicts and exit 0, nor ``SystemExit(3)``
+    pass for "ncu not found". Only Ctrl-C goes through (exit 130)."""
+    try:
+        yield
+    except (KeyboardInterrupt, ProfilerReportError):
+        raise
+    except BaseException as exc:
+        what = f"exits ({type(exc).__name__}({exc.code!r}))" if isinstance(exc, SystemExit) else \
+            f"raises {type(exc).__name__}" + (f": {_text(exc)}" if str(exc) else "")
+        raise CaseError(f"{_where(exc, module_file)}: case.py {what} while the case is loaded",
+                        "case.py defines the case and ends with `CASE = YourCase()`; remove the exit or fix the "
+                        "error (rerun with --debug for the traceback)") from exc
 
 
 def _import(module_file: Path) -> object:
@@ -108,8 +129,10 @@ def _import(module_file: Path) -> object:
     sys.modules[name] = module  # dataclasses and pickling look the module up by name
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
+    except BaseException as exc:
         del sys.modules[name]
+        if not isinstance(exc, Exception):
+            raise  # an exit or Ctrl-C: :func:`_user_code` says what it was
         raise CaseError(f"{_where(exc, module_file)}: case.py does not import: {type(exc).__name__}: "
                         f"{_text(exc)}", "fix case.py (rerun with --debug for the traceback)") from exc
     return module

@@ -44,6 +44,7 @@ def _wrong(validation: list[dict[str, Any]] | None) -> frozenset[str]:
 
 def _inputs(run: Run, live: bool, capture_label: str | None) -> PageInputs:
     prov = capture_provenance(run.capture, run.sidecars, live)
+    prov.update({k: f"mixed: {v}" for k, v in run.analysis.mixed.items()})  # a ladder of captures not comparable
     if capture_label:
         prov["capture"] = capture_label
     side = run.sidecars
@@ -51,7 +52,17 @@ def _inputs(run: Run, live: bool, capture_label: str | None) -> PageInputs:
                  wrong=_wrong(side.validation), dtype=str(prov.get("dtype", "float32")),
                  experiments=tuple(experiment_tables(run.case, Path(run.path).parent)))
     return PageInputs(run.analysis, prov, story, run.case, run.capture, side.timings, side.validation, side.bench,
-                      side.sweep, notes=page_notes(prov, run.capture), sanitizer=side.sanitizer)
+                      side.sweep, notes=[*page_notes(prov, run.capture),
+                                         *(run.analysis.coverage.notes() if run.analysis.coverage else []),
+                                         *_mixed_note(run.analysis.mixed)],
+                      sanitizer=side.sanitizer)
+
+
+def _mixed_note(mixed: dict[str, str]) -> list[str]:
+    if not mixed:
+        return []
+    return ["The captures of this ladder are not comparable (" + "; ".join(f"{k}: {v}" for k, v in mixed.items())
+            + "): they are shown side by side, and no ratio is taken between two captures."]
 
 
 def _write(inp: PageInputs, out: Path, pool: ChartPool, early: Any, timer: StepTimer) -> list[Path]:

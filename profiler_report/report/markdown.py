@@ -11,7 +11,7 @@ from profiler_report.analysis import Analysis
 from profiler_report.metrics import COLUMNS_BY_NAME
 from profiler_report.model.base import Case
 from profiler_report.report.cells import CellRules, summary_cells
-from profiler_report.util.fmt import markdown_table
+from profiler_report.util.fmt import Md, markdown_table, md_code, md_text
 
 
 def _header(column: str) -> str:
@@ -28,7 +28,7 @@ def summary_markdown(analysis: Analysis, capture: str, rules: CellRules | None =
     cols, rows = summary_cells(analysis, rules or CellRules(), (case or Case).summary_columns)
     body = []
     for r in rows:
-        stage = f"_{r['stage']}_" if r["role"] == "ceiling" else f"**{r['stage']}**"
+        stage = Md(f"_{md_text(r['stage'])}_" if r["role"] == "ceiling" else f"**{md_text(r['stage'])}**")
         body.append([stage, *[c.text for c in r["cells"]], r["verdict"]])
     table = markdown_table(["stage", *[_header(c) for c in cols], "verdict"], body,
                            ["l", *["r"] * len(cols), "l"])
@@ -37,4 +37,4 @@ def summary_markdown(analysis: Analysis, capture: str, rules: CellRules | None =
             "No event timings beside the capture (timings.json): speed columns are not measured; ") + \
         "duration: one profiled launch under ncu; every other column: Nsight Compute counters " \
         "(sources: `profiler-report summary --format json`)."
-    return f"### profiler-report summary: `{capture}`\n\n{table}\n\n{note}\n"
+    return f"### profiler-report summary: {md_code(capture)}\n\n{table}\n\n{note}\n"

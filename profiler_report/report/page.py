@@ -133,12 +133,14 @@ def _stages(inp: PageInputs, rules: CellRules, drawn: dict[str, Any]) -> tuple[S
     stages = a.summary[a.summary["role"] == "stage"].reset_index(drop=True)
     words = {r.stage: r.verdict for r in inp.story.ladder.rows}
     stall_max = 0.0 if inp.counters else stall_axis_max(a.stalls)
+    gaps = frozenset(a.breaks)  # no step spans a missing stage or two captures of a mixed ladder
     out = []
     for i, row in stages.iterrows():
         sid = str(row["stage"])
         charts = Charts("" if inp.counters else scope_ids(drawn.get(f"stalls:{sid}") or "", f"stalls-{i}-"),
                         stall_max, scope_ids(drawn.get(f"bankmap:{sid}") or "", f"bankmap-{i}-"))
-        out.append(stage_section(si, int(i) + 1, stages.iloc[i - 1] if i else None, row, words.get(sid, ""),
+        previous = stages.iloc[i - 1] if i and sid not in gaps else None
+        out.append(stage_section(si, int(i) + 1, previous, row, words.get(sid, ""),
                                  inp.story.stage(sid), charts))
     return tuple(out)
 

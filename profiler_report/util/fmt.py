@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -106,9 +107,33 @@ def fmt_value(x: float | None, unit: str = "", decimals: int | None = None) -> s
     return text if unit in ("", "%") else f"{text} {unit_text(unit, x)}"
 
 
+class Md(str):
+    """Text that is Markdown already (made from :func:`md_text` / :func:`md_code` parts): a
+    table cell takes it as it is."""
+
+
+def md_text(text: Any) -> str:
+    """Plain text for Markdown: ``&``, ``<`` and ``>`` as entities (GitHub renders raw HTML such as
+    ``<img>``, ``<details>`` from a kernel name or label otherwise), line breaks folded to spaces."""
+    folded = " ".join(str(text).split())
+    return folded.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def md_code(text: Any) -> Md:
+    """``text`` as a code span (shown literally, HTML included), fenced by one backtick more than
+    its longest run of backticks, padded with a space where it starts or ends with one."""
+    folded = " ".join(str(text).split())
+    runs = [len(m) for m in re.findall(r"`+", folded)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if folded.startswith("`") or folded.endswith("`") else ""
+    return Md(f"{fence}{pad}{folded}{pad}{fence}")
+
+
 def md_cell(text: Any) -> str:
-    """One GitHub-flavoured Markdown table cell: ``|`` escaped, line breaks folded to spaces."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """One GitHub-flavoured Markdown table cell: plain text through :func:`md_text` (an
+    :class:`Md` as it is), ``|`` escaped (also inside code spans, as GFM tables need)."""
+    cell = " ".join(text.split()) if isinstance(text, Md) else md_text(text)
+    return cell.replace("|", "\\|")
 
 
 def markdown_table(header: list[str], rows: list[list[Any]], align: list[str] | None = None) -> str:

@@ -120,6 +120,9 @@ def ladder_options(fn: Any = None, *, gate: bool = False) -> Any:
         click.option("--ceiling", "ceiling_opts", multiple=True, metavar="LABEL=REGEX",
                      help="Mark reference launches (a copy) as a ceiling: drawn as one, never a stage nor the "
                           "baseline. Repeatable."),
+        click.option("--allow-mixed", is_flag=True,
+                     help="Accept a ladder of captures that are not comparable (GPU, size, dtype: the check of "
+                          "`diff --strict`): shown side by side, with no ratio between two captures. Default: exit 2."),
         click.option("--case", "case_ref", default=None,
                      help="The case that made the capture: a case folder (or built-in name); default: from "
                           "its NVTX ranges and provenance.json." + gates),

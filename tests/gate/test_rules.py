@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
+from gate_support import refused
 
 from profiler_report import gate
 from profiler_report.gate.grammar import parse_rule
@@ -67,9 +70,15 @@ def test_a_value_that_rounds_to_its_limit_is_shown_with_more_digits():
 
 
 def test_an_infinite_time_limit_passes_no_comparison():
-    # 1e308 x a 134 us previous overflows: a timing rule fails like a count rule, never passes.
-    rule = parse_rule("duration <= 1e308 * previous", "t")
-    r = rule.evaluate("s", Band(134, 133, 135, "us"), Band(134e300, 133e300, 135e300, "us"))
+    # An infinite measurement fails like a count rule, never passes.
+    rule = parse_rule("duration <= 1.1 * previous", "t")
+    r = rule.evaluate("s", Band(math.inf, 133, math.inf, "us"), Band(134, 133, 135, "us"))
     assert r.verdict == "fail" and r.message.endswith("not finite (an infinite value passes no comparison)")
-    count = parse_rule("instructions_executed <= 1e308 * previous", "t")
-    assert count.evaluate("s", Band.point(4e7, "inst"), Band.point(5e7, "inst")).verdict == "fail"
+
+
+def test_a_limit_that_overflows_is_the_rules_fault_not_the_kernels():
+    # 1e308 x a finite previous exceeds any float: no measurement can be judged against it (exit 2).
+    for text, ref in (("duration <= 1e308 * previous", Band(134e300, 133e300, 135e300, "us")),
+                      ("instructions_executed <= 1e308 * previous", Band.point(5e7, "inst"))):
+        with refused(r"the limit overflows .*exceeds any float"):
+            parse_rule(text, "t").evaluate("s", Band(134, 133, 135, ref.unit), ref)
