@@ -506,9 +506,11 @@ def _no_other_cases_thresholds(run: Any, own: Path | None) -> None:
     if own is not None or made_by == "transpose":
         return
     folder = run.provenance.get("case_dir")
+    where = f"{folder}/thresholds.toml" if folder else "thresholds.toml in the case folder"
     raise InputError(f"{run.path} was made by case {made_by!r}, which has no thresholds.toml here "
                      "(./thresholds.toml gates the transpose)",
-                     "pass --thresholds FILE" + (f", or --case {folder} if its folder has one" if folder else ""))
+                     f"pass --thresholds FILE, or write {where} (`profiler-report new-case DIR` writes one to "
+                     "start from)")
 
 
 @main.command(epilog=SEE_EXIT_CODES)
