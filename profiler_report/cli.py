@@ -156,6 +156,10 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
     from profiler_report.util.timer import StepTimer, log
 
     case = get_case(case_name)
+    if case.user_folder is not None:  # a user's folder: checked offline before any GPU work
+        from profiler_report.live.check_case import preflight
+
+        preflight(case)
     dtype = case.check_dtype(dtype or case.default_dtype)
     size = case.size(sized(size_opts, "--size", rows=rows, cols=cols))
     if out is not None:
@@ -639,7 +643,32 @@ def new_case_cmd(folder: Path, name: str | None) -> None:
 
     for f in new_case(folder, name):
         click.echo(f"wrote {f}")
-    click.echo(f"next: profiler-report run --case {folder}   (on a GPU machine with Nsight Compute)")
+    click.echo(f"next: profiler-report check-case {folder}   (offline), then profiler-report run --case {folder}  "
+               "(on a GPU machine with Nsight Compute)")
+
+
+@main.command("check-case", epilog=SEE_EXIT_CODES)
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("--arch", default="sm_90", show_default=True, help="The GPU architecture NVRTC compiles for.")
+@click.option("--no-compile", is_flag=True, help="Skip the NVRTC compile (no registers, spills or compile errors).")
+def check_case_cmd(folder: Path, arch: str, no_compile: bool) -> None:
+    """Check a case folder without a GPU: stages.toml parses, case.py imports, every stage compiles
+    with NVRTC for --arch (registers and spills per stage, as ptxas -v reports them) and each
+    launch shape fits the kernel's limits. Exit 0 with a table, or 10 with one line per problem."""
+    from profiler_report.cases.folder import load_case_folder
+    from profiler_report.live.check_case import check_case
+
+    res = check_case(load_case_folder(folder), arch, compile_kernels=not no_compile)
+    if res.problems:
+        for p in res.problems:
+            click.echo(f"error: {p}", err=True)
+        sys.exit(10)
+    click.echo(res.table())
+    for w in res.spills():
+        click.echo(w, err=True)
+    what = f"compiled with NVRTC for {arch}" if res.compiled else "not compiled (--no-compile)"
+    click.echo(f"check-case: {len(res.stages)} kernels ({', '.join(res.case.dtypes)}) {what}; launch shapes "
+               f"within the limits; next: profiler-report run --case {folder}")
 
 
 @main.command(epilog=SEE_EXIT_CODES)

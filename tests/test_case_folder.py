@@ -84,7 +84,7 @@ def test_new_case_never_overwrites(folder):
 def test_new_case_cli_prints_the_next_step(tmp_path):
     res = _cli("new-case", str(tmp_path / "h"), "--name", "hist")
     assert res.returncode == 0, res.stderr
-    assert "next: profiler-report run --case" in res.stdout
+    assert "next: profiler-report check-case" in res.stdout and "then profiler-report run --case" in res.stdout
     assert 'name = "hist"' in (tmp_path / "h" / "case.py").read_text()
 
 
