@@ -160,3 +160,39 @@ def test_run_checks_the_folder_before_asking_for_a_gpu(tmp_path):
     assert res.returncode == 10, res.stderr
     assert res.stderr.count("\n") == 1 and "(stage vector): NVRTC: error" in res.stderr
     assert "check-case" in res.stderr  # the fix says how to see every problem offline
+
+
+# --------------------------------------------------------------------------------------------
+# Source lines of a user's kernels: the line information names the real file
+
+
+def test_a_user_case_compiles_under_its_real_file_name(tmp_path):
+    _nvrtc_or_skip()
+    from profiler_report.live.kernels import module_source
+    from profiler_report.util.nvrtc import compile_source
+
+    dest = tmp_path / "lad"
+    new_case(dest)
+    case = get_case(str(dest))
+    real = str(case.manifest.source.resolve())
+    text = module_source(case)
+    assert text.startswith(f'#line 1 "{real}"\n') and text.endswith(case.manifest.source_text())
+    # Compiled under CuPy's kind of temporary name, the line table still names the real file,
+    # which ncu --import-source reads and embeds.
+    res = compile_source(text, "/tmp/tmpabc/0123456789abcdef0123456789abcdef.cubin.cu", ["scale_vector<float>"],
+                         options=("-std=c++17", "-lineinfo"))
+    assert res.ok, res.log
+    files = re.findall(r'^\s*\.file\s+\d+\s+"([^"]+)"', res.ptx, re.M)
+    assert real in files and not any(f.endswith(".cubin.cu") for f in files)
+    # An error's line is the file's own line.
+    broken = text.replace("a.v[k] *= T(2);", "a.v[k] *= T(2;")
+    res = compile_source(broken, "/tmp/x.cubin.cu", ["scale_vector<float>"])
+    line = case.manifest.source_text().splitlines().index("            a.v[k] *= T(2);") + 1
+    assert f"{real}({line}): error" in res.log
+
+
+def test_a_built_in_case_compiles_as_it_is():
+    from profiler_report.live.kernels import module_source
+
+    case = get_case("transpose")
+    assert module_source(case) == case.manifest.source_text()

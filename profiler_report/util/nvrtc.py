@@ -34,11 +34,13 @@ class EntryReport:
 
 @dataclass(frozen=True)
 class Compiled:
-    """One compile: whether it succeeded, NVRTC's log, and per name expression its mangled name."""
+    """One compile: whether it succeeded, NVRTC's log, per name expression its mangled name, and
+    the PTX (its ``.file`` lines are the line information's file names)."""
 
     ok: bool
     log: str
     lowered: dict[str, str]
+    ptx: str = ""
 
     def entries(self) -> dict[str, EntryReport]:
         """ptxas's report per mangled kernel name (empty when the compile failed)."""
@@ -110,9 +112,18 @@ def compile_source(source: str, name: str, names: list[str], arch: str = "sm_90"
                 out = ctypes.c_char_p()
                 if lib.nvrtcGetLoweredName(prog, n.encode(), ctypes.byref(out)) == 0 and out.value:
                     lowered[n] = out.value.decode()
-        return Compiled(rc == 0, log, lowered)
+        return Compiled(rc == 0, log, lowered, _ptx(lib, prog) if rc == 0 else "")
     finally:
         lib.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
+def _ptx(lib: ctypes.CDLL, prog: ctypes.c_void_p) -> str:
+    size = ctypes.c_size_t()
+    if lib.nvrtcGetPTXSize(prog, ctypes.byref(size)) != 0:
+        return ""
+    buf = ctypes.create_string_buffer(max(size.value, 1))
+    lib.nvrtcGetPTX(prog, buf)
+    return buf.value.decode(errors="replace")
 
 
 _ENTRY = re.compile(r"Compiling entry function '(?P<name>[^']+)' for '\w+'(?P<body>.*?)(?=Compiling entry function|\Z)",
