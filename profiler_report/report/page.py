@@ -14,6 +14,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import CudaLexer, DiffLexer
 
 from profiler_report.analysis import Analysis
+from profiler_report.analysis.ceilings import outruns_ceiling_note
 from profiler_report.analysis.findings import rule_disagreement
 from profiler_report.analysis.sanitizer import sanitizer_text, stage_text
 from profiler_report.capture.model import Capture
@@ -295,6 +296,9 @@ def _section(inp: PageInputs, rules: CellRules, prev: pd.Series | None, row: pd.
     for r in (*section.rules_appear, *section.findings):  # ncu's rule text beside a verdict it seems to contradict
         r["why_differs"] = rule_disagreement(str(r["rule"]), str(r["title"]), row)
     section.sanitizer = stage_text(inp.sanitizer, sid)
+    outrun = outruns_ceiling_note(row.get("pct_of_copy_kernel"), case.manifest.ceiling.id if case else "copy")
+    if outrun and sid not in rules.wrong:
+        section.notes.append(outrun)
     if sid in rules.wrong:
         section.verdict = "Incorrect: this stage failed validation, so no speed is claimed for it."
         section.notes.append("WRONG result: " + str(valid[sid].get("message", "validation failed")))
