@@ -589,21 +589,27 @@ def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Pa
 @click.option("--tolerance", default=0.05, show_default=True, type=click.FloatRange(min=0, max=1e6),
               help="Relative change beyond which a count or ratio is flagged.")
 @click.option("--all", "show_all", is_flag=True, help="List every compared metric, not only flagged ones.")
-@click.option("--format", "fmt", default="text", show_default=True, type=click.Choice(["text", "csv", "json"]))
+@click.option("--format", "fmt", default="text", show_default=True,
+              type=click.Choice(["text", "csv", "json", "markdown"]),
+              help="text: a table; csv, json: every row, for scripts; markdown: for $GITHUB_STEP_SUMMARY.")
+@click.option("--fail-on", "fail_on", default="never", show_default=True, type=click.Choice(["never", "regression"]),
+              help="regression: exit 1 when a gated metric got worse beyond --tolerance (event timings: beyond "
+                   "their p10..p90 spread too); raw counters and single-launch times never fail it.")
 @click.option("--strict", is_flag=True, help="Exit 2 when OLD and NEW are not comparable.")
 @_ladder_options
 def diff(captures: tuple[Path, ...], old_opts: tuple[Path, ...], new_opts: tuple[Path, ...], tolerance: float,
-         show_all: bool, fmt: str, strict: bool, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
-         case_ref: str | None) -> None:
-    """OLD NEW (or --old ... --new ...): per stage, each headline metric of both, the change, and a
-    flag beyond --tolerance. Launch grids, blocks and work sizes that differ are a warning."""
+         show_all: bool, fmt: str, fail_on: str, strict: bool, stage_opts: tuple[str, ...],
+         ceiling_opts: tuple[str, ...], case_ref: str | None) -> None:
+    """OLD NEW (or --old ... --new ...): per stage, each headline metric of both, the change, and
+    each change beyond --tolerance marked better or worse by the metric's direction. Launch grids,
+    blocks and work sizes that differ are a warning."""
     if tolerance != tolerance:  # NaN passes every range check
         raise InputError("--tolerance must be a number, not nan", "e.g. --tolerance 0.05")
     if captures and (old_opts or new_opts) or not captures and not (old_opts and new_opts) \
             or captures and len(captures) != 2:
         raise InputError("diff takes OLD NEW, or --old CAPTURE... --new CAPTURE...",
                          "e.g. profiler-report diff old.ncu-rep new.ncu-rep")
-    from profiler_report.analysis.compare import diff_summaries, diff_table, require_comparable
+    from profiler_report.analysis.compare import diff_markdown, diff_summaries, regressions, require_comparable
     from profiler_report.analysis.run import load_run
 
     ladder = _ladder(stage_opts, ceiling_opts, case_ref)
@@ -613,19 +619,29 @@ def diff(captures: tuple[Path, ...], old_opts: tuple[Path, ...], new_opts: tuple
     diffs = require_comparable(a, b, strict)
     _warn_not_comparable(old, new, diffs)
     frame = diff_summaries(a.summary, b.summary, tolerance)
+    worse = regressions(frame)
     if fmt == "csv":
         click.echo(frame.to_csv(index=False), nl=False)
-        return
-    if fmt == "json":
+    elif fmt == "json":
         click.echo(json.dumps({"old": _names(old), "new": _names(new), "tolerance": tolerance,
-                               "not_comparable": diffs, "rows": json.loads(frame.to_json(orient="records"))},
-                              indent=2))
-        return
+                               "not_comparable": diffs, "regressions": len(worse),
+                               "rows": json.loads(frame.to_json(orient="records"))}, indent=2))
+    elif fmt == "markdown":
+        click.echo(diff_markdown(frame, _names(old), _names(new), tolerance, show_all), nl=False)
+    else:
+        _diff_text(frame, len(worse), tolerance, show_all)
+    if fail_on == "regression" and len(worse):
+        sys.exit(1)
+
+
+def _diff_text(frame: Any, worse: int, tolerance: float, show_all: bool) -> None:
+    from profiler_report.analysis.compare import diff_table
+
     flagged = frame[frame["flagged"]]
     if show_all or len(flagged):
         click.echo(diff_table(frame, flagged_only=not show_all))
-    click.echo(f"diff: {len(flagged)} of {len(frame)} compared values flagged beyond {tolerance:.0%}"
-               + ("" if show_all else " (--all lists every one)"))
+    click.echo(f"diff: {len(flagged)} of {len(frame)} compared values flagged beyond {tolerance:.0%}, {worse} "
+               f"worse in a gated metric" + ("" if show_all else " (--all lists every one)"))
 
 
 def _names(path: Path | list[Path]) -> str:
