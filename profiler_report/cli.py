@@ -295,12 +295,14 @@ def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any
 
 @main.command(epilog=SEE_EXIT_CODES)
 @click.argument("captures", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", default="csv", show_default=True, type=click.Choice(["csv", "json", "markdown"]),
-              help="csv: every column; json: the schema of the report's summary.json (columns with units and "
-                   "sources, stages, expectations, deltas); markdown: the report's summary table, for "
-                   "$GITHUB_STEP_SUMMARY.")
+@click.option("--format", "fmt", default=None, type=click.Choice(["table", "csv", "json", "markdown", "agent"]),
+              help="table: a readable table (the default on a terminal); csv: every column (the default when "
+                   "piped); json: the versioned summary document (schema profiler_report/schemas/"
+                   "summary.schema.json: columns with units and sources, stages, expectations, deltas, and per "
+                   "stage the bottleneck class, top stalls, verdict and next step); markdown: the report's "
+                   "summary table, for $GITHUB_STEP_SUMMARY; agent: at most ~40 lines for a language model.")
 @_ladder_options
-def summary(captures: tuple[Path, ...], fmt: str, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
+def summary(captures: tuple[Path, ...], fmt: str | None, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
             case_ref: str | None) -> None:
     """Print the per-stage headline table of CAPTURES (.ncu-rep or raw-page .csv), one row per stage;
     several captures are one ladder, in the order given.
@@ -309,20 +311,28 @@ def summary(captures: tuple[Path, ...], fmt: str, stage_opts: tuple[str, ...], c
     timings.json from a live run sits beside the capture.
     """
     from profiler_report.analysis.run import load_run
-    from profiler_report.analysis.summary import summary_json
 
     run = load_run(_one_or_many(captures), **_ladder(stage_opts, ceiling_opts, case_ref))
+    fmt = fmt or ("table" if sys.stdout.isatty() else "csv")
+    click.echo(_summary_text(run, fmt, _names(_one_or_many(captures))), nl=False)
+
+
+def _summary_text(run: Any, fmt: str, names: str) -> str:
+    """``summary``'s output in one of its formats."""
     if fmt == "csv":
-        click.echo(run.summary.to_csv(index=False), nl=False)
-    elif fmt == "json":
-        # null: not measured; never NaN or Infinity
-        click.echo(summary_json(run.analysis, run.sidecars.sanitizer), nl=False)
-    else:
+        return str(run.summary.to_csv(index=False))
+    if fmt == "json":
+        from profiler_report.analysis.summary import summary_json
+
+        return summary_json(run.analysis, run.sidecars.sanitizer)  # null: not measured; never NaN
+    if fmt == "markdown":
         from profiler_report.report.cells import cell_rules
         from profiler_report.report.markdown import summary_markdown
 
-        click.echo(summary_markdown(run.analysis, _names(_one_or_many(captures)), cell_rules(run.sidecars.validation),
-                                    run.case), nl=False)
+        return summary_markdown(run.analysis, names, cell_rules(run.sidecars.validation), run.case)
+    from profiler_report.report.text import agent_text, summary_table
+
+    return agent_text(run, names) if fmt == "agent" else summary_table(run) + "\n"
 
 
 def _shape_lines(rows: list[Any]) -> str:
