@@ -1,7 +1,7 @@
 """``profiler-report check-case DIR``: a user's case folder checked offline, without a GPU.
 
 In order: the folder loads (stages.toml parses, case.py imports and defines ``CASE``, every stage
-has its block in the kernel source: :func:`~profiler_report.cases.folder.load_case_folder`);
+has its block in the kernel source: :func:`~profiler_report.model.registry.load_case_folder`);
 every stage (the ceiling too) compiles with NVRTC for the target architecture in every dtype of
 the case, with ptxas's report of registers, spills and static shared memory per kernel; and each
 stage's launch shape (``case.launch`` at the default size) fits the kernel's limits: threads per
@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from profiler_report.cases.base import Case, Launch
-from profiler_report.cases.manifest import Stage
 from profiler_report.errors import ProfilerReportError
+from profiler_report.model.base import Case, Launch
+from profiler_report.model.manifest import Stage
 from profiler_report.util.dtypes import ALL_CXX_TYPES
 from profiler_report.util.fmt import text_table
 from profiler_report.util.nvrtc import EntryReport, compile_source
@@ -104,7 +104,7 @@ def check_case(case: Case, arch: str = "sm_90", compile_kernels: bool = True) ->
 
 def _compile(case: Case, dtype: str, arch: str, found: dict[str, list[str]]) -> dict[str, EntryReport]:
     """{name expression: ptxas report} of every listed stage in ``dtype``; a failure adds its line."""
-    from profiler_report.cases.folder import compile_error
+    from profiler_report.model.registry import compile_error
 
     names = [s.name_expression(ALL_CXX_TYPES[dtype]) for s, _ in _listed(case)]
     source = case.manifest.source
