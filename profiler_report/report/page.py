@@ -15,6 +15,7 @@ from pygments.lexers import CudaLexer, DiffLexer
 
 from profiler_report.analysis import Analysis
 from profiler_report.analysis.ceilings import outruns_ceiling_note
+from profiler_report.analysis.embedded import embedded_sources
 from profiler_report.analysis.findings import rule_disagreement
 from profiler_report.analysis.sanitizer import sanitizer_text, stage_text
 from profiler_report.capture.model import Capture
@@ -275,7 +276,7 @@ def _section(inp: PageInputs, rules: CellRules, prev: pd.Series | None, row: pd.
                               prev["stage"] if prev is not None else "", sid, case)
         note = f"diff from {prev['stage']}" if prev is not None else "full source"
     else:
-        code, note = "", "source not available: this capture was not made from the project's kernels"
+        code, note = embedded_code(inp, prev, row)
     exp = a.expectations[a.expectations["stage"] == sid]
     rc = a.rule_changes[a.rule_changes["stage"] == sid]
     findings = a.rules[(a.rules.get("stage") == sid) & a.rules["type"].isin(["warning", "optimization", "error"])] \
@@ -303,6 +304,25 @@ def _section(inp: PageInputs, rules: CellRules, prev: pd.Series | None, row: pd.
         section.verdict = "Incorrect: this stage failed validation, so no speed is claimed for it."
         section.notes.append("WRONG result: " + str(valid[sid].get("message", "validation failed")))
     return section
+
+
+def embedded_code(inp: PageInputs, prev: pd.Series | None, row: pd.Series) -> tuple[str, str]:
+    """(highlighted code, note) of a stage of a capture made elsewhere: its kernel as the capture
+    embeds it (:func:`~profiler_report.analysis.embedded.embedded_sources`), as a diff from the
+    previous stage's where both have source (the previous kernel's name made the current one's
+    first, so the diff shows what changed in the body)."""
+    mine = embedded_sources(inp.capture, inp.analysis.summary)
+    cur = mine.get(str(row["stage"]))
+    if cur is None:
+        return "", ("source not available: the capture embeds no source for this kernel (build it with -lineinfo "
+                    "and profile with ncu --import-source yes)")
+    where = f"the capture's source: {cur.name} from line {cur.first_line}"
+    old = mine.get(str(prev["stage"])) if prev is not None else None
+    if old is None:
+        return code_diff_html(None, cur.text, "", str(row["stage"])), where
+    renamed = re.sub(rf"\b{re.escape(str(prev['kernel']))}\b", str(row["kernel"]), old.text)
+    return (code_diff_html(renamed, cur.text, str(prev["stage"]), str(row["stage"])),
+            f"diff from {prev['stage']}, {where}; {prev['stage']}: {old.name} from line {old.first_line}")
 
 
 def _summary_rows(inp: PageInputs, rules: CellRules) -> tuple[list[str], list[dict[str, Any]]]:
