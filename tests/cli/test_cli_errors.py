@@ -230,12 +230,15 @@ def test_ncu_timeout(earlier, tmp_path):
     assert (earlier / "index.html").read_text() == "earlier report\n"
 
 
-def test_no_gpu(earlier):
+@pytest.mark.parametrize("options", [("--no-counters",), ("--ncu", "/nonexistent/ncu"), ()],
+                         ids=["no counters", "no ncu either", "default"])
+def test_no_gpu(earlier, options):
+    # One missing machine, one code: no GPU is exit 8 whether or not ncu is also missing or asked for.
     from conftest import gpu_available
 
     if gpu_available():
         pytest.skip("this machine has a GPU")
-    res = cli(*run_args(earlier, "--no-counters"))
+    res = cli(*run_args(earlier, *options))
     assert res.returncode == 8
     one_error_line(res)
     assert (earlier / "index.html").read_text() == "earlier report\n"
