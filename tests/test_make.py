@@ -67,7 +67,8 @@ def _check(tmp_path: Path, **make_vars: str) -> subprocess.CompletedProcess:
 def test_make_check_defaults_to_the_case_s_committed_report(tmp_path):
     res = _check(tmp_path, CASE="examples/histogram")
     assert res.returncode == 0, res.stdout + res.stderr
-    assert res.stdout.startswith("profiler-report check reports/h200-histogram/profile.ncu-rep --case examples/histogram")
+    first = res.stdout.splitlines()[0]
+    assert first == "profiler-report check reports/h200-histogram/profile.ncu-rep --case examples/histogram"
     res = _check(tmp_path, CAPTURE="tests/data/h200_histogram/profile.ncu-rep", CASE="examples/histogram")
     assert res.returncode == 0 and "check tests/data/h200_histogram/profile.ncu-rep" in res.stdout
     res = _check(tmp_path, CAPTURE=str(tmp_path / "none.ncu-rep"))
