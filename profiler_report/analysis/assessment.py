@@ -55,11 +55,10 @@ def assess(capture: Capture, summary: pd.DataFrame) -> pd.DataFrame:
     """One row per summary row (stages and ceilings): columns :data:`ASSESSMENT_COLUMNS`;
     memory_sol_pct and compute_sol_pct in % of peak (NaN when not in the capture)."""
     rows = []
-    for r in summary.itertuples():
-        launch = int(r.launch_id)
-        mem, comp = capture.value(launch, MEMORY_SOL), capture.value(launch, COMPUTE_SOL)
+    for stage, launch in zip(summary["stage"], summary["launch_id"].astype(int), strict=True):
+        mem, comp = capture.value(int(launch), MEMORY_SOL), capture.value(int(launch), COMPUTE_SOL)
         cls, roof = bottleneck(mem, comp)
-        rows.append({"stage": r.stage, "bottleneck": cls, "roof": roof, "memory_sol_pct": mem,
+        rows.append({"stage": stage, "bottleneck": cls, "roof": roof, "memory_sol_pct": mem,
                      "compute_sol_pct": comp})
     return pd.DataFrame(rows, columns=ASSESSMENT_COLUMNS)
 
@@ -68,7 +67,8 @@ def top_stalls(stalls: pd.DataFrame, stage: str, n: int = TOP_STALLS) -> list[di
     """The ``n`` largest stall reasons of ``stage`` from the analysis's stall table:
     [{"reason", "cycles_per_issue"}], largest first."""
     sub = stalls[stalls["stage"] == stage].sort_values("cycles_per_issue", ascending=False).head(n)
-    return [{"reason": str(s.reason), "cycles_per_issue": float(s.cycles_per_issue)} for s in sub.itertuples()]
+    return [{"reason": str(reason), "cycles_per_issue": float(cycles)}
+            for reason, cycles in zip(sub["reason"], sub["cycles_per_issue"], strict=True)]
 
 
 def stage_records(analysis: Any) -> list[dict[str, Any]]:
