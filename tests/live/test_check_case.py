@@ -152,3 +152,33 @@ def test_a_built_in_case_compiles_as_it_is():
 
     case = get_case("transpose")
     assert module_source(case) == case.manifest.source_text()
+
+
+# --------------------------------------------------------------------------------------------
+# The scaffold's ceiling moves as many bytes per access as its best stage
+
+
+def _widest_access(ptx: str, mangled: str) -> int:
+    """Bytes of the widest global load or store in one kernel's PTX (``ld.global.nc.v4.f32``: 16)."""
+    start = ptx.index(f".entry {mangled}")
+    end = ptx.find(".entry ", start + 1)
+    body = ptx[start:end if end > 0 else None]
+    widths = [int(v or 1) * int(bits) // 8
+              for v, bits in re.findall(r"(?:ld|st)\.global(?:\.nc)?(?:\.v(\d))?\.[fbsu](\d+)", body)]
+    return max(widths)
+
+
+@pytest.mark.parametrize("ctype", ["float", "double"])
+def test_the_scaffold_ceiling_moves_as_many_bytes_per_access_as_its_best_stage(tmp_path, ctype):
+    _nvrtc_or_skip()
+    from profiler_report.util.nvrtc import compile_source
+
+    dest = tmp_path / "lad"
+    new_case(dest)
+    m = get_case(str(dest)).manifest
+    names = {s.id: s.name_expression(ctype) for s in (*m.stages, m.ceiling)}
+    res = compile_source(m.source_text(), str(m.source), list(names.values()))
+    assert res.ok, res.log
+    width = {sid: _widest_access(res.ptx, res.lowered[n]) for sid, n in names.items()}
+    assert width["strided"] == width["coalesced"] == (4 if ctype == "float" else 8)
+    assert width[m.ceiling.id] == max(width[s.id] for s in m.stages) == 16
