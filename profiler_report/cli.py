@@ -332,7 +332,12 @@ def _summary_text(run: Any, fmt: str, names: str) -> str:
         return summary_markdown(run.analysis, names, cell_rules(run.sidecars.validation), run.case)
     from profiler_report.report.text import agent_text, summary_table
 
-    return agent_text(run, names) if fmt == "agent" else summary_table(run) + "\n"
+    if fmt == "agent":
+        from profiler_report.analysis.compare import run_identity
+
+        gpu = run_identity(run.capture, run.provenance).get("gpu", "unknown GPU")
+        return agent_text(run.analysis, names, f"{gpu}, {run.provenance.get('mode', 'recorded capture')}")
+    return summary_table(run.analysis) + "\n"
 
 
 def _shape_lines(rows: list[Any]) -> str:

@@ -11,14 +11,16 @@ the top stall reasons) and the next step, every figure from the same analysis as
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from profiler_report.analysis.assessment import stage_records
-from profiler_report.analysis.compare import run_identity
 from profiler_report.metrics import COLUMNS_BY_NAME
 from profiler_report.util.fmt import column_decimals, fmt, text_table
+
+if TYPE_CHECKING:
+    from profiler_report.analysis import Analysis
 
 #: The table's columns, in order (summary columns; the assessment's after them).
 TABLE_COLUMNS = ("duration_us", "event_median_us", "event_gbps", "pct_of_copy_kernel", "global_load_efficiency_pct",
@@ -33,12 +35,12 @@ _HEADERS = {"duration_us": "ncu us", "event_median_us": "event us", "event_gbps"
 AGENT_MAX_LINES = 40
 
 
-def summary_table(run: Any) -> str:
-    """The per-stage table of ``run`` (an :class:`~profiler_report.analysis.run.Run`): stage, role,
-    the measured :data:`TABLE_COLUMNS`, memory and SM speed-of-light %, bottleneck."""
-    s = run.summary
+def summary_table(analysis: Analysis) -> str:
+    """The per-stage table of an analysis: stage, role, the measured :data:`TABLE_COLUMNS`, memory
+    and SM speed-of-light %, bottleneck."""
+    s = analysis.summary
     cols = [c for c in TABLE_COLUMNS if c in s and s[c].notna().any()]
-    assess = {a["stage"]: a for a in stage_records(run.analysis)}
+    assess = {a["stage"]: a for a in stage_records(analysis)}
     decimals = {c: column_decimals(s[c], COLUMNS_BY_NAME[c].unit) for c in cols}
     rows = []
     for r in s.to_dict("records"):
@@ -72,14 +74,14 @@ def _limiter(a: dict[str, Any]) -> str:
     return f"{a['bottleneck']} ({sol}); top stalls (cycles per issue): {stalls or 'not measured'}"
 
 
-def agent_text(run: Any, names: str) -> str:
-    """At most :data:`AGENT_MAX_LINES` lines on ``run`` for a language model: where the numbers come
-    from, the ceiling, then per stage its change, speed, verdict, limiter and next step."""
-    ident = run_identity(run.capture, run.provenance)
-    mode = str(run.provenance.get("mode", "recorded capture"))
-    s = run.summary.set_index("stage", drop=False)
-    recs = stage_records(run.analysis)
-    lines = [f"profiler-report summary of {names}: {ident.get('gpu', 'unknown GPU')}, {mode}; "
+def agent_text(analysis: Analysis, names: str, origin: str) -> str:
+    """At most :data:`AGENT_MAX_LINES` lines on an analysis for a language model: where the numbers
+    come from (``names``: the captures; ``origin``: the GPU and the provenance's mode, e.g.
+    "NVIDIA H200, live"), the ceiling, then per stage its change, speed, verdict, limiter and next
+    step."""
+    s = analysis.summary.set_index("stage", drop=False)
+    recs = stage_records(analysis)
+    lines = [f"profiler-report summary of {names}: {origin}; "
              f"{sum(a['role'] == 'stage' for a in recs)} stages in ladder order. Bottleneck classes come from "
              "ncu's speed-of-light throughputs (at roofline >= 95% of a roof; underutilized: both < 60%)."]
     for a in (a for a in recs if a["role"] != "stage"):
