@@ -99,6 +99,8 @@ def test_the_agent_text_is_short_and_says_what_to_do(monkeypatch, capsys):
 
 @pytest.mark.skipif(not TRANSPOSE.is_file(), reason="the recorded transpose report is not here")
 def test_the_committed_agent_example_is_this_capture_s(monkeypatch, capsys):
+    # When the recorded report or a verdict's wording changes, remake the example:
+    # profiler-report summary --format agent reports/h200/profile.ncu-rep > examples/agent/transpose-h200.txt
     code, out, _ = cli(monkeypatch, capsys, "summary", "reports/h200/profile.ncu-rep", "--format", "agent")
     assert code == 0 and len(out.splitlines()) <= 40
     assert out == EXAMPLE.read_text()
