@@ -679,17 +679,18 @@ def new_case_cmd(folder: Path, name: str | None) -> None:
 
 
 @main.command("check-case", epilog=SEE_EXIT_CODES)
-@click.argument("folder", type=click.Path(path_type=Path))
+@click.argument("folder")
 @click.option("--arch", default="sm_90", show_default=True, help="The GPU architecture NVRTC compiles for.")
 @click.option("--no-compile", is_flag=True, help="Skip the NVRTC compile (no registers, spills or compile errors).")
-def check_case_cmd(folder: Path, arch: str, no_compile: bool) -> None:
-    """Check a case folder without a GPU: stages.toml parses, case.py imports, every stage compiles
-    with NVRTC for --arch (registers and spills per stage, as ptxas -v reports them) and each
-    launch shape fits the kernel's limits. Exit 0 with a table, or 10 with one line per problem."""
+def check_case_cmd(folder: str, arch: str, no_compile: bool) -> None:
+    """Check a case folder (or a built-in case by name) without a GPU: stages.toml parses, case.py
+    imports, every stage compiles with NVRTC for --arch (registers and spills per stage, as ptxas -v
+    reports them) and each launch shape fits the kernel's limits. Exit 0 with a table, or 10 with
+    one line per problem."""
     from profiler_report.live.check_case import check_case
-    from profiler_report.model.registry import load_case_folder
+    from profiler_report.model.registry import get_case
 
-    res = check_case(load_case_folder(folder), arch, compile_kernels=not no_compile)
+    res = check_case(get_case(folder), arch, compile_kernels=not no_compile)
     if res.problems:
         for p in res.problems:
             click.echo(f"error: {p}", err=True)

@@ -182,3 +182,9 @@ def test_the_scaffold_ceiling_moves_as_many_bytes_per_access_as_its_best_stage(t
     width = {sid: _widest_access(res.ptx, res.lowered[n]) for sid, n in names.items()}
     assert width["strided"] == width["coalesced"] == (4 if ctype == "float" else 8)
     assert width[m.ceiling.id] == max(width[s.id] for s in m.stages) == 16
+
+
+def test_check_case_takes_a_built_in_case_by_name():
+    res = _run_cli("check-case", "reduction", "--no-compile")
+    assert res.returncode == 0, res.stderr
+    assert "check-case: 22 kernels (float32, int32) not compiled (--no-compile)" in res.stdout
