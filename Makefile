@@ -7,10 +7,11 @@ VENV   ?= .venv
 OUT    ?=
 ARGS   ?=
 CASE   ?=
+CAPTURE ?=
 # pytest-xdist workers for `make test` (2 CPUs here); JOBS=0 runs the suite in one process.
 JOBS   ?= 2
 
-.PHONY: report test quick check lint bench venv browser clean
+.PHONY: report test quick check lint bench venv venv-render venv-gpu browser clean
 
 venv: $(VENV)/.installed
 
@@ -18,6 +19,25 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
 	$(VENV)/bin/python -m pip install -q -e ".[test]"
+	touch $@
+
+# Rendering and gating a recorded capture: the package alone (a test venv already has it).
+venv-render:
+	@[ -f $(VENV)/.installed ] || $(MAKE) -s $(VENV)/.installed-render
+
+$(VENV)/.installed-render: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --upgrade pip
+	$(VENV)/bin/python -m pip install -q -e .
+	touch $@
+
+# A live run: the package with CuPy and nvtx.
+venv-gpu: $(VENV)/.installed-gpu
+
+$(VENV)/.installed-gpu: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --upgrade pip
+	$(VENV)/bin/python -m pip install -q -e ".[gpu]"
 	touch $@
 
 report:
@@ -47,12 +67,14 @@ browser:
 bench:
 	PYTHONPATH=$(CURDIR) $(PYTHON) -m profiler_report bench --out $(or $(OUT),bench.json) $(ARGS)
 
-# The regression gate (the capture's case's kernels/<case>/thresholds.toml) on the newest report: reports/*/profile.ncu-rep by mtime.
-check: venv
-	@rep=$$(ls -t reports/*/profile.ncu-rep 2>/dev/null | grep -v -e '-recorded/' -e '\.partial/' -e '\.old/' | head -n 1); \
-	if [ -z "$$rep" ]; then echo "make check: no reports/*/profile.ncu-rep yet (record one: make report on a GPU)" >&2; exit 2; fi; \
-	echo "profiler-report check $$rep"; \
-	$(VENV)/bin/python -m profiler_report check "$$rep" $(ARGS)
+# The regression gate on CAPTURE (default: the committed report of CASE, reports/h200 for the
+# transpose), with the case's thresholds.toml.
+check: venv-render
+	@rep="$(CAPTURE)"; \
+	if [ -z "$$rep" ]; then rep=$$(bash scripts/recorded_report.sh $(VENV)/bin/python "$(CASE)")/profile.ncu-rep || exit $$?; fi; \
+	if [ ! -f "$$rep" ]; then echo "make check: no capture $$rep (fix: pass CAPTURE=path/to/profile.ncu-rep, or record one: make report on a GPU)" >&2; exit 2; fi; \
+	echo "profiler-report check $$rep$(if $(CASE), --case $(CASE))"; \
+	$(VENV)/bin/python -m profiler_report check "$$rep" $(if $(CASE),--case "$(CASE)") $(ARGS)
 
 lint: venv
 	$(VENV)/bin/python -m ruff check profiler_report tests scripts setup.py

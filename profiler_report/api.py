@@ -18,7 +18,7 @@ here prints or exits: bad input raises the project's errors
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ import pandas as pd
 
 from profiler_report.analysis.run import Run, load_run
 from profiler_report.analysis.summary import summary_columns
+from profiler_report.errors import InputError
 
 if TYPE_CHECKING:
     from profiler_report.model.base import Case
@@ -210,12 +211,13 @@ class Profile:
         return files
 
 
-def load(path: str | Path, stages: Stages | None = None) -> Profile:
+def load(path: str | Path | Sequence[str | Path], stages: Stages | None = None) -> Profile:
     """Read and analyze a capture (a ``.ncu-rep``, or a raw- or details-page CSV export) and the
-    sidecar files beside it (timings.json, provenance.json, validation.json, ...).
+    sidecar files beside it (timings.json, provenance.json, validation.json, ...); or several
+    captures as one ladder, one capture per version, stages in the order given (as ``summary A B C``).
 
     Args:
-        path: the capture.
+        path: the capture, or a list (tuple) of captures.
         stages: name the stages, as ``--stage LABEL=REGEX``: {label: regex} or (label, regex)
             pairs; the regex is searched in the kernel name and the NVTX range, the first match
             wins. Default: the project's own captures by their NVTX ranges (their case's
@@ -230,4 +232,9 @@ def load(path: str | Path, stages: Stages | None = None) -> Profile:
         InputError: a sidecar file is corrupt, or a ``stages`` regex is bad or matches nothing.
     """
     labels = _labels(stages)
-    return Profile(load_run(Path(path), labels), labels)
+    if isinstance(path, str | Path):
+        return Profile(load_run(Path(path), labels), labels)
+    paths = [Path(p) for p in path]
+    if not paths:
+        raise InputError("load() was given no capture", "pass a capture path, or a list of them for a ladder")
+    return Profile(load_run(paths[0] if len(paths) == 1 else paths, labels), labels)

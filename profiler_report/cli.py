@@ -197,21 +197,26 @@ def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any
 @click.argument("captures", nargs=-1, required=True, type=click.Path(path_type=Path))
 @format_option(_summary_writers)
 @ladder_options
-def summary(captures: tuple[Path, ...], fmt: str, stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...],
-            allow_mixed: bool, case_ref: str | None) -> None:
+@click.pass_context
+def summary(ctx: click.Context, captures: tuple[Path, ...], fmt: str, stage_opts: tuple[str, ...],
+            ceiling_opts: tuple[str, ...], allow_mixed: bool, case_ref: str | None) -> None:
     """Print the per-stage headline table of CAPTURES (.ncu-rep or raw-page .csv), one row per stage;
     several captures are one ladder, in the order given.
 
     Event-timing columns (event_median_us, event_gbps, pct_of_memcpy, ...) are added when a
     timings.json from a live run sits beside the capture.
     """
+    from profiler_report.analysis.compare import run_identity
     from profiler_report.analysis.run import load_run, refuse_mixed
     from profiler_report.report.outputs import SUMMARY, SummaryInput
 
     run = load_run(_one_or_many(captures), **_ladder(stage_opts, ceiling_opts, case_ref))
     refuse_mixed(run, allow_mixed)
+    if ctx.get_parameter_source("fmt") is click.core.ParameterSource.DEFAULT and not sys.stdout.isatty():
+        fmt = "csv"  # a table for people, every column for scripts
+    gpu = run_identity(run.capture, run.provenance).get("gpu", "unknown GPU")
     result = SummaryInput(run.analysis, run.sidecars.sanitizer, _names(_one_or_many(captures)),
-                          run.sidecars.validation, run.case)
+                          run.sidecars.validation, run.case, f"{gpu}, {run.provenance.get('mode', 'recorded capture')}")
     click.echo(SUMMARY[fmt].write(result), nl=False)
 
 
@@ -352,14 +357,18 @@ def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Pa
               help="Relative change beyond which a count or ratio is flagged.")
 @click.option("--all", "show_all", is_flag=True, help="List every compared metric, not only flagged ones.")
 @format_option(_diff_writers)
+@click.option("--fail-on", "fail_on", default="never", show_default=True, type=click.Choice(["never", "regression"]),
+              help="regression: exit 1 when a gated metric got worse beyond --tolerance (event timings: beyond "
+                   "their p10..p90 spread too); raw counters and single-launch times never fail it.")
 @click.option("--strict", is_flag=True, help="Exit 2 when OLD and NEW are not comparable.")
 @ladder_options
 def diff(captures: tuple[Path, ...], old_opts: tuple[Path, ...], new_opts: tuple[Path, ...], tolerance: float,
-         fmt: str, strict: bool, **opts: Any) -> None:
-    """OLD NEW (or --old ... --new ...): per stage, each headline metric of both, the change, and a
-    flag beyond --tolerance. Launch grids, blocks and work sizes that differ are a warning."""
+         fmt: str, fail_on: str, strict: bool, **opts: Any) -> None:
+    """OLD NEW (or --old ... --new ...): per stage, each headline metric of both, the change, and
+    each change beyond --tolerance marked better or worse by the metric's direction. Launch grids,
+    blocks and work sizes that differ are a warning."""
     old, new = old_and_new(captures, old_opts, new_opts, tolerance)
-    from profiler_report.analysis.compare import diff_summaries, require_comparable
+    from profiler_report.analysis.compare import diff_summaries, regressions, require_comparable
     from profiler_report.analysis.diff_output import DIFF, DiffOutcome
     from profiler_report.analysis.run import load_run, refuse_mixed
 
@@ -373,6 +382,8 @@ def diff(captures: tuple[Path, ...], old_opts: tuple[Path, ...], new_opts: tuple
     _warn_not_comparable(old, new, diffs)
     frame = diff_summaries(a.summary, b.summary, tolerance)
     click.echo(DIFF[fmt].write(DiffOutcome(frame, _names(old), _names(new), tolerance, diffs, show_all)), nl=False)
+    if fail_on == "regression" and len(regressions(frame)):
+        sys.exit(1)
 
 
 def _names(path: Path | list[Path]) -> str:
@@ -390,7 +401,33 @@ def new_case_cmd(folder: Path, name: str | None) -> None:
 
     for f in new_case(folder, name):
         click.echo(f"wrote {f}")
-    click.echo(f"next: profiler-report run --case {folder}   (on a GPU machine with Nsight Compute)")
+    click.echo(f"next: profiler-report check-case {folder}   (offline), then profiler-report run --case {folder}  "
+               "(on a GPU machine with Nsight Compute)")
+
+
+@main.command("check-case", epilog=SEE_EXIT_CODES)
+@click.argument("folder")
+@click.option("--arch", default="sm_90", show_default=True, help="The GPU architecture NVRTC compiles for.")
+@click.option("--no-compile", is_flag=True, help="Skip the NVRTC compile (no registers, spills or compile errors).")
+def check_case_cmd(folder: str, arch: str, no_compile: bool) -> None:
+    """Check a case folder (or a built-in case by name) without a GPU: stages.toml parses, case.py
+    imports, every stage compiles with NVRTC for --arch (registers and spills per stage, as ptxas -v
+    reports them) and each launch shape fits the kernel's limits. Exit 0 with a table, or 10 with
+    one line per problem."""
+    from profiler_report.live.check_case import check_case
+    from profiler_report.model.registry import get_case
+
+    res = check_case(get_case(folder), arch, compile_kernels=not no_compile)
+    if res.problems:
+        for p in res.problems:
+            click.echo(f"error: {p}", err=True)
+        sys.exit(10)
+    click.echo(res.table())
+    for w in res.spills():
+        click.echo(w, err=True)
+    what = f"compiled with NVRTC for {arch}" if res.compiled else "not compiled (--no-compile)"
+    click.echo(f"check-case: {len(res.stages)} kernels ({', '.join(res.case.dtypes)}) {what}; launch shapes "
+               f"within the limits; next: profiler-report run --case {folder}")
 
 
 @main.command(epilog=SEE_EXIT_CODES)

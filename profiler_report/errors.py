@@ -22,6 +22,7 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     (9, "event timing failed: a timed call kept the GPU waiting (it synchronizes, or the host stalled)"),
     (10, "a user's case folder is broken: case.py, stages.toml, a kernel that does not compile, a raising reference"),
     (11, "compute-sanitizer not found (run --sanitize)"),
+    (12, "NVRTC not found for check-case's offline compile"),
     (70, "internal error (a bug): rerun with --debug and report it"),
     (130, "interrupted (Ctrl-C)"),
 )
@@ -162,3 +163,11 @@ class SanitizerNotFoundError(ProfilerReportError):
     """``run --sanitize`` was asked for and no compute-sanitizer was found."""
 
     exit_code = 11
+
+
+class NvrtcNotFoundError(ProfilerReportError):
+    """No NVRTC library (libnvrtc) was found for ``check-case``'s offline compile."""
+
+    exit_code = 12
+    default_hint = ("pip install nvidia-cuda-nvrtc (the NVRTC wheel), or set CUDA_HOME to a CUDA toolkit; "
+                    "`profiler-report check-case --no-compile DIR` checks the rest")

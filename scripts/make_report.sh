@@ -11,13 +11,22 @@ CASE=${CASE:-}
 
 # Use this Python as it is when it already has what the tool needs (a GPU box with its own
 # stack and no package index, for example); otherwise install into the virtual environment.
+gpu=""
+command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && gpu=1
 if PYTHONPATH=$PWD "$PYTHON" -c "import pandas, jinja2, matplotlib, pygments, click
 from profiler_report.capture import ncu_module as _ncu
 assert _ncu.available()" 2>/dev/null; then
   PY=$PYTHON
   export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+elif [ -n "$gpu" ]; then
+  make -s venv-gpu PYTHON="$PYTHON" VENV="$VENV"
+  PY=$VENV/bin/python
 else
-  make -s venv PYTHON="$PYTHON" VENV="$VENV"
+  # Rendering a recorded capture needs the package alone, not the test tool chain (Playwright,
+  # Dask, NVRTC) nor CuPy.
+  [ -f "$VENV/.installed" ] || [ -f "$VENV/.installed-render" ] || \
+    echo "make report: no GPU here: installing only what rendering needs into $VENV (the package, without the test extras)"
+  make -s venv-render PYTHON="$PYTHON" VENV="$VENV"
   PY=$VENV/bin/python
 fi
 
@@ -25,7 +34,7 @@ case_args=()
 if [ -n "$CASE" ]; then case_args=(--case "$CASE"); fi
 
 missing=""
-command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 || missing="$missing an NVIDIA GPU,"
+[ -n "$gpu" ] || missing="$missing an NVIDIA GPU,"
 "$PY" -c "import cupy" 2>/dev/null || missing="$missing CuPy,"
 "$PY" -c "from profiler_report.live.ncu import find_ncu; find_ncu()" 2>/dev/null || missing="$missing Nsight Compute (ncu),"
 
@@ -34,21 +43,8 @@ if [ -z "$missing" ]; then
   exec "$PY" -m profiler_report run ${case_args[@]+"${case_args[@]}"} ${OUT:+--out "$OUT"} ${ARGS:-}
 fi
 echo "No live run here: missing${missing%,} (\`$PY -m profiler_report doctor\` says what to fix)."
-if [ -z "$CASE" ] || [ "$CASE" = transpose ]; then
-  recorded=reports/h200 out=${OUT:-reports/h200-recorded}
-else
-  # The case's own name (stages.toml `name`, as a live run names its folder), not the folder's: an
-  # unknown case is that, not a missing recording, and gets the tool's own one-line error.
-  name=$("$PY" -c "import sys
-from profiler_report.model.registry import get_case
-from profiler_report.errors import ProfilerReportError
-try:
-    print(get_case(sys.argv[1]).name)
-except ProfilerReportError as exc:
-    print(exc.one_line(), file=sys.stderr)
-    sys.exit(exc.exit_code)" "$CASE")
-  recorded=reports/h200-$name out=${OUT:-reports/h200-$name-recorded}
-fi
+recorded=$(bash scripts/recorded_report.sh "$PY" "$CASE")
+out=${OUT:-$recorded-recorded}
 if [ ! -f "$recorded/profile.ncu-rep" ]; then
   echo "error: no recorded capture of case $CASE in $recorded/ to render instead (fix: run \`make report CASE=$CASE\` on a GPU machine)" >&2
   exit 8

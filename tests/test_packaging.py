@@ -183,7 +183,8 @@ def test_wheel_installs_and_reads_a_capture(tmp_path):
     with zipfile.ZipFile(wheel) as zf:
         listed = set(zf.namelist())
     for must in ("profiler_report/kernels/transpose/transpose.cu", "profiler_report/kernels/transpose/stages.toml",
-                 "profiler_report/templates/report.html.j2", "profiler_report/capture/reader_child.py"):
+                 "profiler_report/templates/report.html.j2", "profiler_report/capture/reader_child.py",
+                 "profiler_report/schemas/summary.schema.json", "profiler_report/templates/new_case/thresholds.toml"):
         assert must in listed, must
     assert _expected_in_wheel() <= listed, sorted(_expected_in_wheel() - listed)
     for name, module in REGISTRY.items():  # every built-in case: its package and its kernels/<case>/ files

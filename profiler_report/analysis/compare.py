@@ -19,7 +19,7 @@ import pandas as pd
 from profiler_report.capture.model import Capture
 from profiler_report.errors import InputError
 from profiler_report.metrics import HEADLINE, SINGLE_LAUNCH_COLUMNS, TIMING_COLUMNS, Column
-from profiler_report.util.fmt import fmt_value
+from profiler_report.util.fmt import fmt_value, markdown_table
 from profiler_report.util.frames import tuples
 
 if TYPE_CHECKING:
@@ -183,7 +183,7 @@ DIFF_METRICS: tuple[str, ...] = tuple(
 SINGLE_LAUNCH_TIME = SINGLE_LAUNCH_COLUMNS
 
 
-DIFF_COLUMNS = ["stage", "metric", "unit", "old", "new", "change", "flagged", "note"]
+DIFF_COLUMNS = ["stage", "metric", "unit", "old", "new", "change", "flagged", "direction", "note"]
 
 
 #: Headline and event-timing column name -> its column.
@@ -211,7 +211,7 @@ def _diff_row(stage: str, name: str, old: pd.Series, new: pd.Series, tolerance: 
     if math.isnan(a) and math.isnan(b):
         return None
     row = {"stage": stage, "metric": name, "unit": _unit_of(name), "old": a, "new": b, "change": math.nan,
-           "flagged": False, "note": ""}
+           "flagged": False, "direction": "", "note": ""}
     if math.isnan(a) or math.isnan(b):
         row["note"] = f"not measured in {'old' if math.isnan(a) else 'new'}"
         return row
@@ -229,7 +229,26 @@ def _diff_row(stage: str, name: str, old: pd.Series, new: pd.Series, tolerance: 
             row["note"] = "within the run-to-run spread (p10..p90 overlap)"
     else:
         row["flagged"] = beyond
+    if row["flagged"]:
+        row["direction"] = direction(name, a, b)
     return row
+
+
+def direction(metric: str, old: float, new: float) -> str:
+    """"better" or "worse" for a change of ``metric`` from ``old`` to ``new`` by the registry's
+    ``better`` ("lower" or "higher"); "" for a metric without a direction, or no change."""
+    better = _COLUMNS[metric].better if metric in _COLUMNS else ""
+    if not better or new == old:
+        return ""
+    return "better" if (new < old) == (better == "lower") else "worse"
+
+
+def regressions(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`diff_summaries` that ``diff --fail-on regression`` fails on: a gated
+    metric (one a threshold rule may use: no raw counter, no single-launch time) flagged beyond
+    the tolerance (event timings: beyond their p10..p90 spread too) in its worse direction."""
+    gated = frame["metric"].map(lambda m: m in _COLUMNS and _COLUMNS[m].gate and m not in SINGLE_LAUNCH_TIME)
+    return frame[frame["flagged"] & (frame["direction"] == "worse") & gated]
 
 
 def diff_summaries(old: pd.DataFrame, new: pd.DataFrame, tolerance: float = 0.05) -> pd.DataFrame:
@@ -242,7 +261,8 @@ def diff_summaries(old: pd.DataFrame, new: pd.DataFrame, tolerance: float = 0.05
     Returns:
         Columns :data:`DIFF_COLUMNS`: stage, metric, unit, old, new, change (relative,
         (new - old) / |old|; NaN when old is 0 and new is not, or one side is missing),
-        flagged (bool), note. Stages present on one side only get one row, metric "(stage)",
+        flagged (bool), direction ("better", "worse" by the column's ``better``, "" without one or
+        unflagged), note. Stages present on one side only get one row, metric "(stage)",
         flagged. Event timings are flagged only when, beyond the tolerance, their p10..p90 bands
         do not overlap; single-launch times (duration_us and the DRAM throughput derived from it)
         are never flagged; the raw bank-conflict counters are not compared.
@@ -253,7 +273,7 @@ def diff_summaries(old: pd.DataFrame, new: pd.DataFrame, tolerance: float = 0.05
         if stage not in old_stages or stage not in new_stages:
             side = "old" if stage in old_stages else "new"
             rows.append({"stage": stage, "metric": "(stage)", "unit": "", "old": math.nan, "new": math.nan,
-                         "change": math.nan, "flagged": True, "note": f"stage only in {side}"})
+                         "change": math.nan, "flagged": True, "direction": "", "note": f"stage only in {side}"})
             continue
         a, b = old[old["stage"] == stage].iloc[0], new[new["stage"] == stage].iloc[0]
         for name in DIFF_METRICS:
@@ -277,15 +297,37 @@ def _cell(x: float, unit: str, metric: str) -> str:
     return "-" if metric == "(stage)" else fmt_value(x, unit)
 
 
+def mark(r: Any) -> str:
+    """A diff row's mark: "worse" / "better" (flagged, by the metric's direction), "!!" (flagged,
+    no direction: a count that changed, a stage on one side only), "" (not flagged)."""
+    return (r.direction or "!!") if r.flagged else ""
+
+
 def diff_table(frame: pd.DataFrame, flagged_only: bool = False) -> str:
-    """Plain-text table of :func:`diff_summaries`; '!!' marks a flagged row."""
+    """Plain-text table of :func:`diff_summaries`, each flagged row marked by :func:`mark`."""
     sub = frame[frame["flagged"]] if flagged_only else frame
     head = ("", "stage", "metric", "old", "new", "change", "note")
-    rows = [("!!" if r.flagged else "", r.stage, r.metric, _cell(r.old, r.unit, r.metric),
+    rows = [(mark(r), r.stage, r.metric, _cell(r.old, r.unit, r.metric),
              _cell(r.new, r.unit, r.metric), fmt_change(r.change, r.old), r.note) for r in tuples(sub)]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=False)]
     lines = ["  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True)).rstrip() for row in (head, *rows)]
     return "\n".join(lines)
+
+
+def diff_markdown(frame: pd.DataFrame, old: str, new: str, tolerance: float, show_all: bool = False) -> str:
+    """GitHub-flavoured Markdown of a diff for ``$GITHUB_STEP_SUMMARY``: a heading with the
+    outcome (regressions of :func:`regressions`, else the flagged count), then the flagged rows
+    (every row under ``show_all``) with their mark."""
+    worse, flagged = regressions(frame), frame[frame["flagged"]]
+    outcome = f"{len(worse)} regression{'s' * (len(worse) != 1)}" if len(worse) else "no regression"
+    sub = frame if show_all else flagged
+    rows = [[f"**{mark(r)}**" if mark(r) == "worse" else mark(r), r.stage, f"`{r.metric}`",
+             _cell(r.old, r.unit, r.metric), _cell(r.new, r.unit, r.metric), fmt_change(r.change, r.old), r.note]
+            for r in tuples(sub)]
+    table = markdown_table(["", "stage", "metric", "old", "new", "change", "note"], rows,
+                           ["l", "l", "l", "r", "r", "r", "l"]) if rows else "No value changed beyond the tolerance."
+    return (f"### profiler-report diff: {outcome}\n\n`{old}` -> `{new}`: {len(flagged)} of {len(frame)} compared "
+            f"values flagged beyond {tolerance:.0%}\n\n{table}\n")
 
 
 def comparison_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:

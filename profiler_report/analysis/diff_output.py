@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from profiler_report.analysis.compare import diff_table
+from profiler_report.analysis.compare import diff_markdown, diff_table, regressions
 from profiler_report.util.writers import Writer, Writers
 
 
@@ -30,8 +30,8 @@ class DiffOutcome:
 def _text(d: DiffOutcome) -> str:
     flagged = d.frame[d.frame["flagged"]]
     table = [diff_table(d.frame, flagged_only=not d.show_all)] if d.show_all or len(flagged) else []
-    line = (f"diff: {len(flagged)} of {len(d.frame)} compared values flagged beyond {d.tolerance:.0%}"
-            + ("" if d.show_all else " (--all lists every one)"))
+    line = (f"diff: {len(flagged)} of {len(d.frame)} compared values flagged beyond {d.tolerance:.0%}, "
+            f"{len(regressions(d.frame))} worse in a gated metric" + ("" if d.show_all else " (--all lists every one)"))
     return "\n".join([*table, line]) + "\n"
 
 
@@ -41,7 +41,12 @@ def _csv(d: DiffOutcome) -> str:
 
 def _json(d: DiffOutcome) -> str:
     return json.dumps({"old": d.old, "new": d.new, "tolerance": d.tolerance, "not_comparable": d.not_comparable,
+                       "regressions": len(regressions(d.frame)),
                        "rows": json.loads(d.frame.to_json(orient="records"))}, indent=2) + "\n"
+
+
+def _markdown(d: DiffOutcome) -> str:
+    return diff_markdown(d.frame, d.old, d.new, d.tolerance, d.show_all)
 
 
 DIFF: Writers[DiffOutcome] = Writers(
@@ -49,4 +54,5 @@ DIFF: Writers[DiffOutcome] = Writers(
     Writer("text", "", _text, "the flagged values as a table"),
     Writer("csv", "", _csv, "every compared value"),
     Writer("json", "", _json, "for scripts"),
+    Writer("markdown", "", _markdown, "for $GITHUB_STEP_SUMMARY or a pull-request comment"),
 )

@@ -4,6 +4,7 @@ summary (:func:`summary_document`: ``summary --format json`` and the report's ``
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -183,7 +184,14 @@ EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
 }
 
 #: The JSON schema of :func:`summary_document`, named in the document itself.
-SUMMARY_SCHEMA = "profiler-report.summary/1"
+SUMMARY_SCHEMA = "profiler-report.summary/2"
+#: The JSON Schema file of the summary document, shipped in the package (schemas/).
+SUMMARY_SCHEMA_FILE = "summary.schema.json"
+
+
+def summary_schema_path() -> Path:
+    """The JSON Schema of :func:`summary_document` (``schemas/summary.schema.json`` in the package)."""
+    return Path(__file__).resolve().parent.parent / "schemas" / SUMMARY_SCHEMA_FILE
 
 
 def summary_columns() -> dict[str, dict[str, str]]:
@@ -203,11 +211,16 @@ def summary_document(analysis: Analysis, sanitizer: dict[str, Any] | None = None
     ``columns``, NaN as null); ``expectations`` (each expected effect of the case's stages.toml
     and its verdict); ``deltas`` (each headline metric's change from the previous stage);
     ``sanitizer`` (the run's compute-sanitizer results, ``sanitizer.json``:
-    :func:`~profiler_report.analysis.sanitizer.summary_entry`; ``{"result": "not run"}`` without).
+    :func:`~profiler_report.analysis.sanitizer.summary_entry`; ``{"result": "not run"}`` without);
+    ``assessment`` (per stage: bottleneck class, top stall reasons, verdict, next step:
+    :func:`~profiler_report.analysis.assessment.stage_records`). The JSON Schema of the document
+    is ``profiler_report/schemas/summary.schema.json``.
     """
+    from profiler_report.analysis.assessment import stage_records
+
     return {"schema": SUMMARY_SCHEMA, "columns": summary_columns(), "stages": records(analysis.summary),
             "expectations": records(analysis.expectations), "deltas": records(analysis.deltas),
-            "sanitizer": summary_entry(sanitizer)}
+            "sanitizer": summary_entry(sanitizer), "assessment": stage_records(analysis)}
 
 
 def summary_json(analysis: Analysis, sanitizer: dict[str, Any] | None = None) -> str:

@@ -21,7 +21,7 @@ from profiler_report.analysis.stages import kernel_names
 from profiler_report.errors import ThresholdsError
 from profiler_report.gate.grammar import Thresholds, closest_hint
 from profiler_report.gate.rules import TIMING_BY_NAME, Band, Result, Rule
-from profiler_report.metrics import COLLECTED_BY, HEADLINE_BY_NAME, SOURCE_COLUMN
+from profiler_report.metrics import COLLECTED_BY, HEADLINE_BY_NAME, NCU_DURATION, SOURCE_COLUMN
 
 if TYPE_CHECKING:
     from profiler_report.analysis.run import Run
@@ -252,8 +252,10 @@ def _judge(rule: Rule, run: Run, stage: str, baseline: Run | None) -> Result:
 
 def value_source(run: Run, stage: str, rule: Rule) -> str:
     """Where a headline value with a fallback came from on ``stage``: "ncu" (the metric itself),
-    "computed" (its fallback formula) or "not collected"; "" for every other metric
-    (:data:`~profiler_report.metrics.SOURCE_COLUMN`)."""
+    "computed" (its fallback formula) or "not collected" (:data:`~profiler_report.metrics.SOURCE_COLUMN`);
+    "single profiled launch" for ncu's duration; "" for every other metric."""
+    if rule.metric == NCU_DURATION:
+        return "single profiled launch"  # ncu's gpu__time_duration.sum, not an event-timed median
     col = SOURCE_COLUMN.get(rule.metric) if rule.kind == "headline" else None
     return str(_row(run, stage).get(col, "")) if col else ""
 

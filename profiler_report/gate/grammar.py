@@ -21,7 +21,8 @@ Format (``version = 1``; README, "Regression gate")::
     rules = ["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum <= previous"]
 
 - METRIC: a headline or event-timing column (:func:`metric_names`; ``duration`` is
-  ``event_median_us``) or a raw ncu metric name (``unit__counter.suffix``). nvprof names and
+  ``event_median_us``; ``duration_us`` is ncu's gpu__time_duration.sum of the single profiled
+  launch, in every capture) or a raw ncu metric name (``unit__counter.suffix``). nvprof names and
   the noisy or single-launch names in :data:`REFUSED` are refused with their replacement.
 - OP: ``==``, ``<=``, ``>=``, ``<``, ``>``; ``==`` is refused on time.
 - LIMIT: a finite number with an optional unit of the metric's kind (``25 %``, ``40 us``,
@@ -41,7 +42,7 @@ from typing import Any
 
 from profiler_report.errors import ThresholdsError
 from profiler_report.gate.rules import ALIASES, TIMING_BY_NAME, Rule, canon_unit, convert_unit
-from profiler_report.metrics import HEADLINE, HEADLINE_BY_NAME, SINGLE_LAUNCH_COLUMNS, TIMING_COLUMNS
+from profiler_report.metrics import HEADLINE, HEADLINE_BY_NAME, NCU_DURATION, SINGLE_LAUNCH_COLUMNS, TIMING_COLUMNS
 from profiler_report.model.registry import DEFAULT_CASE
 from profiler_report.util.resources import resource_dir
 
@@ -78,14 +79,15 @@ _CONFLICT_MSG = ("is a raw hardware counter: not zero on conflict-free code and 
 
 _SINGLE_TIME_MSG = ("comes from a single profiled launch (gpu__time_duration under ncu)",
                     "gate time on event timings: `duration` (event-timed median, timings.json) or event_gbps, "
-                    "e.g. 'duration <= 1.10 * baseline'")
+                    "e.g. 'duration <= 1.10 * baseline'; or on ncu's own time of the launch: duration_us "
+                    "(gpu__time_duration.sum, in every capture)")
 
 
 #: (pattern, (why, what to gate instead)) for names a rule may not use.
 REFUSED = (
     (re.compile(r"^bank_conflicts_(ld|st)_raw$"), _CONFLICT_MSG),
     (re.compile(r"^l1tex__data_bank_conflicts_pipe_lsu"), _CONFLICT_MSG),
-    (re.compile("^(" + "|".join(SINGLE_LAUNCH_COLUMNS) + ")$"), _SINGLE_TIME_MSG),
+    (re.compile("^(" + "|".join(c for c in SINGLE_LAUNCH_COLUMNS if c != NCU_DURATION) + ")$"), _SINGLE_TIME_MSG),
     (re.compile(r"^gpu__time_duration"), _SINGLE_TIME_MSG),
 )
 
@@ -186,7 +188,7 @@ def parse_rule(text: str, where: str, *, unit: str = "", stage: str | None = Non
         shown = f"{shown} {unit}"
     rule = Rule(shown, metric, kind, rule.op, rule.value, rule.ref, rule.factor, rule.stated_unit or unit,
                 stage, kernel, optional, where)
-    if kind == "timing" and rule.op == "==":
+    if (kind == "timing" or metric == NCU_DURATION) and rule.op == "==":
         raise ThresholdsError(f"{where}: rule {shown!r}: time is not deterministic; '==' cannot gate it",
                               "use <= or >= (a failure must exceed the run-to-run spread)")
     own = metric_unit(metric, kind)

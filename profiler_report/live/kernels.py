@@ -48,13 +48,25 @@ def compile_module(case: Case, dtype: str, extra_options: tuple[str, ...] = (),
     cupy = import_cupy()
     names = _names(case, dtype, extra)
     try:
-        module = cupy.RawModule(code=case.manifest.source_text(), options=("-std=c++17", "-lineinfo", *extra_options),
+        module = cupy.RawModule(code=module_source(case), options=("-std=c++17", "-lineinfo", *extra_options),
                                 name_expressions=list(names.values()))
     except Exception as exc:
         if case.user_folder is None:
             raise
         raise _compile_failure(case, exc) from exc
     return module, names
+
+
+def module_source(case: Case) -> str:
+    """The text NVRTC compiles: a user's case source under ``#line 1 "<its real path>"``, so the
+    line information names the file itself rather than CuPy's temporary copy: ncu's
+    ``--import-source yes`` then finds and embeds it, and per-line rows carry its text. The line
+    numbers stay those of the file. Built-in cases compile their source as it is."""
+    text = case.manifest.source_text()
+    if case.user_folder is None:
+        return text
+    path = str(case.manifest.source.resolve()).replace("\\", "\\\\").replace('"', '\\"')
+    return f'#line 1 "{path}"\n{text}'
 
 
 def _compile_failure(case: Case, exc: Exception) -> Exception:

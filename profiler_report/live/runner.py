@@ -60,6 +60,10 @@ def run_live(opts: RunOptions) -> Path:
     from profiler_report.util.timer import StepTimer, log
 
     case = get_case(opts.case_name)
+    if case.user_folder is not None:  # a user's folder: checked offline before any GPU work
+        from profiler_report.live.check_case import preflight
+
+        preflight(case)
     dtype = case.check_dtype(opts.dtype or case.default_dtype)
     size = case.size(dict(opts.size or {}))
     if opts.out is not None:

@@ -223,9 +223,11 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
     case.check_dtype(cfg.dtype)
     timer = timer or StepTimer()
     stages = case.manifest.run_stages(cfg.stages)
+    # The machine first, whatever the options: no GPU or CuPy is exit 8 with or without counters,
+    # then a missing ncu (3) or compute-sanitizer (11) on a machine that has one.
+    gpu.import_cupy()
     ncu = prof.find_ncu(cfg.ncu) if cfg.counters else None
     sanitizer, no_sanitizer = san.resolve(cfg.sanitize)
-    gpu.import_cupy()  # no GPU or CuPy: fail before any output, with one line
     with atomic_dir(dest) as out:
         sanitized = _sanitize(cfg, case, stages, sanitizer, out, timer) if sanitizer else None
         validations, timings = _measure(cfg, case, stages, timer, sanitized)

@@ -234,11 +234,11 @@ def compile_error(case: Case, log: str) -> CaseError:
     if not errors:
         first = next((ln.strip() for ln in log.splitlines() if ln.strip()), "no log")
         return CaseError(f"{source}: NVRTC failed: {first[:300]}",
-                         f"check the kernels compile: nvcc -arch=sm_90 -cubin {source}")
+                         f"`profiler-report check-case {case.folder}` compiles every stage without a GPU")
     e = errors[0]
     line = int(e.group("line"))
     stage = stage_at_line(source.read_text(), line)
     where = f" (stage {stage})" if stage else " (outside every stage block)"
     more = f" [{len(errors)} errors]" if len(errors) > 1 else ""
     return CaseError(f"{source}:{line}{where}: NVRTC: {e.group('kind')}: {e.group('text').strip()[:300]}{more}",
-                     f"fix the kernel; `nvcc -arch=sm_90 -cubin {source}` prints the whole log")
+                     f"fix the kernel; `profiler-report check-case {case.folder}` compiles every stage without a GPU")

@@ -15,7 +15,7 @@ from profiler_report.util.fsio import atomic_write_many
 from profiler_report.util.resources import resource_dir
 
 #: The files of a new case folder, in ``templates/new_case/``.
-SCAFFOLD_FILES = ("case.py", "kernels.cu", "stages.toml", "README.md")
+SCAFFOLD_FILES = ("case.py", "kernels.cu", "stages.toml", "thresholds.toml", "README.md")
 #: Replaced by the case's name in every file.
 PLACEHOLDER = "NEW_CASE_NAME"
 

@@ -20,13 +20,16 @@ if TYPE_CHECKING:
 class SummaryInput:
     """What a summary writer gets: the analysis of one ladder, the sanitizer's results
     (sanitizer.json's content, None without one), the captures' names (the Markdown heading),
-    validation.json's entries (the cells of wrong stages) and the case (its summary columns)."""
+    validation.json's entries (the cells of wrong stages), the case (its summary columns) and the
+    origin of the numbers (GPU and mode, e.g. "NVIDIA H200, live run")."""
 
     analysis: Analysis
     sanitizer: dict[str, Any] | None = None
     captures: str = ""
     validation: list[dict[str, Any]] | None = None
     case: Case | None = None
+    #: Where the numbers come from, for the agent text: the GPU and the provenance's mode.
+    origin: str = ""
 
 
 def _csv(s: SummaryInput) -> str:
@@ -46,10 +49,25 @@ def _markdown(s: SummaryInput) -> str:
     return summary_markdown(s.analysis, s.captures, cell_rules(s.validation), s.case)
 
 
+def _table(s: SummaryInput) -> str:
+    from profiler_report.report.text import summary_table
+
+    return summary_table(s.analysis) + "\n"
+
+
+def _agent(s: SummaryInput) -> str:
+    from profiler_report.report.text import agent_text
+
+    return agent_text(s.analysis, s.captures, s.origin)
+
+
 SUMMARY: Writers[SummaryInput] = Writers(
     "summary",
+    Writer("table", "", _table, "a readable table (the default on a terminal; csv when piped)"),
     Writer("csv", "summary.csv", _csv, "every column"),
     Writer("json", "summary.json", _json, "the schema of the report's summary.json (columns with units and "
            "sources, stages, expectations, deltas)"),
     Writer("markdown", "", _markdown, "the report's summary table, for $GITHUB_STEP_SUMMARY"),
+    Writer("agent", "", _agent, "at most ~40 lines per ladder for a language model: each stage's change, "
+           "verdict, limiter and next step"),
 )

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from profiler_report.analysis import Analysis
+from profiler_report.analysis.embedded import embedded_sources
 from profiler_report.analysis.ladder import Ladder
 from profiler_report.analysis.sanitizer import sanitizer_text
 from profiler_report.analysis.story import Story
@@ -129,7 +130,8 @@ def ladder_table(lad: Ladder, summary: pd.DataFrame, rules: CellRules) -> Ladder
 def _stages(inp: PageInputs, rules: CellRules, drawn: dict[str, Any]) -> tuple[StageSection, ...]:
     a, case = inp.analysis, inp.case
     si = StageInputs(a, case, rules, {v["stage"]: v for v in inp.validation or []}, inp.sanitizer, inp.counters,
-                     stage_sources(case.manifest.source_text()) if case else {})
+                     stage_sources(case.manifest.source_text()) if case else {},
+                     embedded_sources(inp.capture, a.summary) if case is None else {})
     stages = a.summary[a.summary["role"] == "stage"].reset_index(drop=True)
     words = {r.stage: r.verdict for r in inp.story.ladder.rows}
     stall_max = 0.0 if inp.counters else stall_axis_max(a.stalls)

@@ -9,11 +9,14 @@ partial) put into ``parts``; the stage template includes each part in order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from profiler_report.analysis.ceilings import outruns_ceiling_note
+from profiler_report.analysis.embedded import EmbeddedSource
 from profiler_report.analysis.findings import rule_disagreement
 from profiler_report.analysis.sanitizer import stage_text
 from profiler_report.analysis.story import StageStory
@@ -119,7 +122,9 @@ def metric_rows(prev: pd.Series | None, row: pd.Series, rules: CellRules, case: 
 class StageInputs:
     """What :func:`stage_section` reads besides the row: the run's analysis and case, the page's
     cell rules, validation entries by stage, sanitizer.json, counters ('' when collected) and the
-    stage sources by id (from the case's kernel file; {} for a foreign capture)."""
+    stage sources by id (from the case's kernel file; {} for a foreign capture) and, for a
+    capture made elsewhere, the sources it embeds by stage
+    (:func:`~profiler_report.analysis.embedded.embedded_sources`)."""
 
     analysis: Analysis
     case: Case | None
@@ -128,6 +133,7 @@ class StageInputs:
     sanitizer: dict[str, Any] | None
     counters: str
     sources: dict[str, str]
+    embedded: dict[str, EmbeddedSource] = field(default_factory=dict)
 
 
 def _correct_text(v: dict[str, Any] | None, case: Case | None) -> str:
@@ -139,10 +145,28 @@ def _correct_text(v: dict[str, Any] | None, case: Case | None) -> str:
 def _code(si: StageInputs, prev: pd.Series | None, sid: str) -> tuple[str, str]:
     cur = si.sources.get(sid)
     if cur is None:
-        return "", "source not available: this capture was not made from the project's kernels"
+        return _embedded_code(si, prev, sid)
     prev_id = str(prev["stage"]) if prev is not None else ""
     html = code_diff_html(si.sources.get(prev_id) if prev is not None else None, cur, prev_id, sid, si.case)
     return html, f"diff from {prev_id}" if prev is not None else "full source"
+
+
+def _embedded_code(si: StageInputs, prev: pd.Series | None, sid: str) -> tuple[str, str]:
+    """(highlighted code, note) of a stage of a capture made elsewhere: its kernel as the capture
+    embeds it, as a diff from the previous stage's where both have source (the previous kernel's
+    name made the current one's first, so the diff shows what changed in the body)."""
+    cur = si.embedded.get(sid)
+    if cur is None:
+        return "", ("source not available: the capture embeds no source for this kernel (build it with -lineinfo "
+                    "and profile with ncu --import-source yes)")
+    where = f"the capture's source: {cur.name} from line {cur.first_line}"
+    old = si.embedded.get(str(prev["stage"])) if prev is not None else None
+    if prev is None or old is None:
+        return code_diff_html(None, cur.text, "", sid), where
+    kernel = str(si.analysis.summary.loc[si.analysis.summary["stage"] == sid, "kernel"].iloc[0])
+    renamed = re.sub(rf"\b{re.escape(str(prev['kernel']))}\b", kernel, old.text)
+    return (code_diff_html(renamed, cur.text, str(prev["stage"]), sid),
+            f"diff from {prev['stage']}, {where}; {prev['stage']}: {old.name} from line {old.first_line}")
 
 
 def _context(si: StageInputs, row: pd.Series, sid: str) -> tuple[str, tuple[str, ...]]:
@@ -179,6 +203,9 @@ def stage_section(si: StageInputs, index: int, prev: pd.Series | None, row: pd.S
     appear, vanish, findings = _rules(a, sid, row)
     verdict = a.verdicts.get(sid, "")
     valid = si.validation.get(sid)
+    outrun = outruns_ceiling_note(row.get("pct_of_copy_kernel"), si.case.manifest.ceiling.id if si.case else "copy")
+    if outrun and sid not in si.rules.wrong:
+        warnings += (outrun,)
     if sid in si.rules.wrong:
         verdict = "Incorrect: this stage failed validation, so no speed is claimed for it."
         warnings += ("WRONG result: " + str((valid or {}).get("message", "validation failed")),)

@@ -146,3 +146,13 @@ def markdown_table(header: list[str], rows: list[list[Any]], align: list[str] | 
              "| " + " | ".join(marks[a] for a in (align or ["l"] * len(header))) + " |"]
     lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def text_table(header: list[str], rows: list[list[Any]]) -> str:
+    """A plain-text table for a terminal, in the style of ``check``'s: columns padded to their
+    widest cell, a dashed rule under the header, trailing spaces trimmed."""
+    cells = [[str(c) for c in header], *([str(c) for c in row] for row in rows)]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

@@ -38,10 +38,48 @@ def test_diff_good_vs_regressed_flags_the_conflicts(good_run, regressed_run):
 def test_cli_diff(monkeypatch, capsys):
     code, out, err = cli(monkeypatch, capsys, "diff", GOOD_REP, REGRESSED_REP)
     assert code == 0 and err == ""
-    assert any(line.startswith("!!") and "shared_excessive_wavefronts " in line and "from 0" in line
+    assert any(line.startswith("worse") and "shared_excessive_wavefronts " in line and "from 0" in line
                for line in out.splitlines())
     code, out, _ = cli(monkeypatch, capsys, "diff", GOOD_REP, GOOD_REP, "--format", "json")
     assert code == 0 and not any(r["flagged"] for r in json.loads(out)["rows"])
+
+
+def test_each_flagged_change_is_better_or_worse_by_the_registry(good_run, regressed_run):
+    from profiler_report.metrics import COLUMNS_BY_NAME
+
+    frame = diff_summaries(good_run.summary, regressed_run.summary)
+    unrolled = frame[(frame["stage"] == "unrolled") & frame["flagged"]].set_index("metric")
+    assert unrolled.loc["shared_excessive_wavefronts", "direction"] == "worse"  # "lower" is better
+    assert unrolled.loc["barrier_stall_per_issue", "direction"] == "better"  # fewer warps wait there
+    for metric, r in unrolled.iterrows():
+        better = COLUMNS_BY_NAME[metric].better
+        assert r["direction"] == ("" if not better else "worse" if (r["new"] > r["old"]) == (better == "lower")
+                                  else "better"), metric
+
+
+def test_diff_fails_on_a_regression_and_not_on_itself(monkeypatch, capsys):
+    code, out, _ = cli(monkeypatch, capsys, "diff", GOOD_REP, REGRESSED_REP, "--fail-on", "regression")
+    assert code == 1 and "4 worse in a gated metric" in out
+    code, out, _ = cli(monkeypatch, capsys, "diff", GOOD_REP, GOOD_REP, "--fail-on", "regression")
+    assert code == 0 and "0 worse" in out
+    code, _, _ = cli(monkeypatch, capsys, "diff", GOOD_REP, REGRESSED_REP)  # the default never fails
+    assert code == 0
+    # Within the tolerance a change is no regression: at 1000 % the wavefronts (+2801 %, and from 0)
+    # still are, the 6 % more instructions are not.
+    code, out, _ = cli(monkeypatch, capsys, "diff", GOOD_REP, REGRESSED_REP, "--fail-on", "regression",
+                       "--tolerance", "10")
+    assert code == 1 and "3 worse in a gated metric" in out
+
+
+def test_diff_markdown_for_ci(monkeypatch, capsys):
+    code, out, _ = cli(monkeypatch, capsys, "diff", GOOD_REP, REGRESSED_REP, "--format", "markdown",
+                       "--fail-on", "regression")
+    assert code == 1
+    assert out.startswith("### profiler-report diff: 4 regressions\n")
+    assert "| **worse** | unrolled | `shared_excessive_wavefronts` |" in out
+    code, out, _ = cli(monkeypatch, capsys, "diff", GOOD_REP, GOOD_REP, "--format", "markdown")
+    assert code == 0 and out.startswith("### profiler-report diff: no regression\n")
+    assert "No value changed beyond the tolerance." in out
 
 
 def test_run_identity_from_the_capture(good_run):

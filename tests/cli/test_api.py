@@ -130,3 +130,12 @@ def test_the_readme_example_runs(monkeypatch, tmp_path):
     exec(compile(code, "docs/usage.md", "exec"), namespace)
     assert namespace["table"].attrs["exit_code"] == 0
     assert (tmp_path / "out" / "index.html").is_file()
+
+
+def test_load_takes_several_captures_as_a_ladder():
+    ladder = [DATA / "foreign" / "ladder" / f"{k}.ncu-rep" for k in ("copy", "naive", "coalesced", "conflict_free")]
+    prof = profiler_report.load(ladder)
+    assert prof.stages == ["copy", "naive", "coalesced", "conflict_free"]  # in the order given
+    assert profiler_report.load(tuple(ladder[:1])).stages == ["copy"]
+    with pytest.raises(InputError, match="no capture"):
+        profiler_report.load([])

@@ -201,10 +201,22 @@ def test_the_readme_ci_job_commands_run(monkeypatch, capsys, tmp_path):
     assert ET.parse(tmp_path / "check.xml").getroot().get("failures") == "0"
 
 
-def test_a_capture_of_a_case_without_thresholds_is_not_gated_on_the_transposes(monkeypatch, capsys):
-    # The histogram example (a case folder) has no thresholds.toml: ./thresholds.toml is the
-    # transpose's, whose stages it lacks (the error used to be about a missing 'naive').
-    code, out, err = cli(monkeypatch, capsys, "check", REPO / "reports" / "h200-histogram" / "profile.ncu-rep")
+def test_a_capture_of_a_case_without_thresholds_is_not_gated_on_the_transposes(monkeypatch, capsys, tmp_path):
+    # A copy of the histogram example without its thresholds.toml, and its real capture with a
+    # provenance.json naming that copy: ./thresholds.toml is the transpose's, whose stages the
+    # capture lacks (the error used to be about a missing 'naive').
+    import json
+    import shutil
+
+    folder = shutil.copytree(REPO / "examples" / "histogram", tmp_path / "hist")
+    (folder / "thresholds.toml").unlink()
+    report = tmp_path / "report"
+    report.mkdir()
+    src = REPO / "tests" / "data" / "h200_histogram"
+    shutil.copyfile(src / "profile.ncu-rep", report / "profile.ncu-rep")
+    prov = json.loads((src / "provenance.json").read_text())
+    (report / "provenance.json").write_text(json.dumps({**prov, "case_dir": str(folder)}))
+    code, out, err = cli(monkeypatch, capsys, "check", report / "profile.ncu-rep")
     assert code == 2 and out == ""
     assert "was made by case 'histogram', which has no thresholds.toml here" in err
-    assert "--case examples/histogram" in err and "naive" not in err and len(err.strip().splitlines()) == 1
+    assert f"write {folder}/thresholds.toml" in err and "naive" not in err and len(err.strip().splitlines()) == 1

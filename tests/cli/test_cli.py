@@ -32,8 +32,8 @@ def test_summary_json_from_csv_export():
     res = run("summary", str(F32 / "raw.csv"), "--format", "json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert doc["schema"] == "profiler-report.summary/1"
-    assert set(doc) == {"schema", "columns", "stages", "expectations", "deltas", "sanitizer"}
+    assert doc["schema"] == "profiler-report.summary/2"
+    assert set(doc) == {"schema", "columns", "stages", "expectations", "deltas", "sanitizer", "assessment"}
     assert doc["sanitizer"] == {"result": "not run"}  # a CSV export has no sanitizer.json beside it
     rows = doc["stages"]
     assert rows[0]["stage"] == "naive"

@@ -92,7 +92,7 @@ def test_exit_codes_agree_in_errors_cli_and_readme():
     in_errors = dict(errors.EXIT_CODE_TABLE)
     in_cli = _table(EXIT_CODES)
     assert in_cli == in_errors
-    assert set(in_errors) == set(in_cli) == {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 70, 130}
+    assert set(in_errors) == set(in_cli) == {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 70, 130}
     readme = (ROOT / "README.md").read_text()
     for section, where in ((readme[readme.index("### Exit codes"):], "README"),
                            ((ROOT / "docs" / "errors.md").read_text(), "docs/errors.md")):
@@ -231,12 +231,15 @@ def test_ncu_timeout(earlier, tmp_path):
     assert (earlier / "index.html").read_text() == "earlier report\n"
 
 
-def test_no_gpu(earlier):
+@pytest.mark.parametrize("options", [("--no-counters",), ("--ncu", "/nonexistent/ncu"), ()],
+                         ids=["no counters", "no ncu either", "default"])
+def test_no_gpu(earlier, options):
+    # One missing machine, one code: no GPU is exit 8 whether or not ncu is also missing or asked for.
     from conftest import gpu_available
 
     if gpu_available():
         pytest.skip("this machine has a GPU")
-    res = cli(*run_args(earlier, "--no-counters"))
+    res = cli(*run_args(earlier, *options))
     assert res.returncode == 8
     one_error_line(res)
     assert (earlier / "index.html").read_text() == "earlier report\n"

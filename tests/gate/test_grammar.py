@@ -85,16 +85,22 @@ def test_raw_bank_conflict_counters_are_refused(name):
         parse_rule(f"{name} == 0", "t")
 
 
-@pytest.mark.parametrize("name", ["duration_us", "gpu__time_duration.sum", "dram_throughput_gbps", "dram_read_gbps",
+@pytest.mark.parametrize("name", ["gpu__time_duration.sum", "dram_throughput_gbps", "dram_read_gbps",
                                   "dram_read_pct_peak"])
 def test_single_profiled_durations_are_refused(name):
-    with refused("single profiled launch.*`duration`"):
+    with refused("single profiled launch.*`duration`.*duration_us"):
         parse_rule(f"{name} <= 40", "t")
 
 
-def test_time_is_never_gated_with_equality():
+def test_ncu_duration_is_gated_as_a_headline_value():
+    rule = parse_rule("duration_us <= 40 us", "t")
+    assert (rule.metric, rule.kind) == ("duration_us", "headline")
+
+
+@pytest.mark.parametrize("name", ["duration", "duration_us"])
+def test_time_is_never_gated_with_equality(name):
     with refused("not deterministic"):
-        parse_rule("duration == 40", "t")
+        parse_rule(f"{name} == 40", "t")
 
 
 def test_unknown_metric_suggests_the_closest():

@@ -83,7 +83,7 @@ def test_new_case_never_overwrites(folder):
 def test_new_case_cli_prints_the_next_step(tmp_path):
     res = _cli("new-case", str(tmp_path / "h"), "--name", "hist")
     assert res.returncode == 0, res.stderr
-    assert "next: profiler-report run --case" in res.stdout
+    assert "next: profiler-report check-case" in res.stdout and "then profiler-report run --case" in res.stdout
     assert 'name = "hist"' in (tmp_path / "h" / "case.py").read_text()
 
 
@@ -233,7 +233,8 @@ def test_compile_error_outside_every_block_and_without_a_line(folder):
     (("stages.toml", "[ceiling]", "[ceiling"), r"bad stage manifest .*stages\.toml"),
     # A launch kind whose template the kernel static_asserts: the fix names this folder's file
     # and what a valid template is.
-    (("stages.toml", 'launch = "vector"', 'launch = "vec_realigned"\ntemplate = [32, 16, 128]'),
+    (("stages.toml", 'launch = "vector"\ntitle = "16-byte loads', 'launch = "vec_realigned"\ntemplate = [32, 16, 128]\n'
+      'title = "16-byte loads'),
      r"stage vector: tile shape 32x16 with 128 threads is not valid \(fix: set `template` in /\S+/stages\.toml to "
      r"\[rows, cols, threads\]"),
 ])
