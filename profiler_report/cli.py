@@ -139,6 +139,14 @@ def main(ctx: click.Context, debug: bool) -> None:
                    "cuBLAS, torch, Triton, JAX). A case without peers skips them.")
 @click.option("--sweep", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Include a `profiler-report bench` JSON (size/dtype sweep) in the report.")
+@click.option("--fresh", is_flag=True,
+              help="Redo everything: reuse nothing from the result cache (`profiler-report cache` lists it); "
+                   "the new results are still stored. By default a stage's capture, validation and sanitizer "
+                   "verdict, the peers' timings, the experiments and the configuration choice are reused when "
+                   "everything they depend on is unchanged; event timings are always taken again.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
+@click.option("--default-configs", is_flag=True,
+              help="Run every stage in its stages.toml configuration, without choosing one for the shape.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Report folder (default: reports/<gpu>-<yyyymmdd>; other cases reports/<gpu>-<case>-<yyyymmdd>).")
 @click.pass_context
@@ -146,11 +154,12 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
         dtype: str | None, profile_rows: int | None, profile_cols: int | None, profile_opts: tuple[str, ...],
         repeats: int, stages: str, clock_control: str, ncu_path: str | None, ncu_timeout: float,
         no_counters: bool, sanitize: bool | None, sanitize_timeout: float, peers: bool, sweep: Path | None,
-        out: Path | None) -> None:
+        fresh: bool, no_cache: bool, default_configs: bool, out: Path | None) -> None:
     """Validate, time and profile every stage of a case on this GPU, then render the report."""
     from profiler_report.cases import get_case
     from profiler_report.live.config import RunConfig
     from profiler_report.live.gpu import device_info
+    from profiler_report.live.reuse import read_parts
     from profiler_report.live.session import live_run
     from profiler_report.report.build import render_capture
     from profiler_report.util.timer import StepTimer, log
@@ -164,7 +173,8 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
     cfg = RunConfig(case=case.ref, size=size, profile_size=psize, dtype=dtype, repeats=repeats,
                     clock_control=clock_control, ncu=ncu_path, ncu_timeout_s=ncu_timeout,
                     counters=not no_counters, stages=[s for s in stages.split(",") if s],
-                    sanitize=sanitize, sanitize_timeout_s=sanitize_timeout)
+                    sanitize=sanitize, sanitize_timeout_s=sanitize_timeout, fresh=fresh, cache=not no_cache,
+                    choose=not default_configs)
     case.manifest.run_stages(cfg.stages)  # before the GPU is asked for: bad input, not a missing GPU
     if sweep is not None:
         from profiler_report.capture.sidecars import read_sweep
@@ -176,7 +186,16 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
     timer = StepTimer()
 
     def render(folder: Path) -> None:
-        if (folder / "profile.ncu-rep").is_file():
+        parts = read_parts(folder)
+        if parts is not None:  # stages reused from earlier captures: one ladder read from every file
+            from profiler_report.analysis.run import load_run
+            from profiler_report.capture.sidecars import read_sidecars
+
+            files = [p for p, _ in parts]
+            run = load_run(files, case=case, sidecars=read_sidecars(folder), keep=[s for _, s in parts])
+            render_capture(files, folder, live=True, case=case, run=run,
+                           capture_label=", ".join(str(out / p.name) for p in dict.fromkeys(files)))
+        elif (folder / "profile.ncu-rep").is_file():
             render_capture(folder / "profile.ncu-rep", folder, live=True, capture_label=str(out / "profile.ncu-rep"),
                            case=case)
         else:
@@ -638,6 +657,29 @@ def new_case_cmd(folder: Path, name: str | None) -> None:
     for f in new_case(folder, name):
         click.echo(f"wrote {f}")
     click.echo(f"next: profiler-report run --case {folder}   (on a GPU machine with Nsight Compute)")
+
+
+@main.command("cache", epilog=SEE_EXIT_CODES)
+@click.option("--clear", is_flag=True, help="Remove every entry (or, with --kind, every entry of that kind).")
+@click.option("--kind", default=None, help="Only entries of this kind: profile, capture, validation, sanitizer, "
+              "peers, experiment, choice, steps.")
+def cache_cmd(clear: bool, kind: str | None) -> None:
+    """List the result cache that `run` reuses results from (where it is, each entry's kind, size,
+    date and commit), or clear it. Folder: $PROFILER_REPORT_CACHE, else $XDG_CACHE_HOME/profiler-report,
+    else ~/.cache/profiler-report; bounded by $PROFILER_REPORT_CACHE_MB (default 4096), least recently
+    used entries removed first."""
+    from profiler_report.util.result_cache import ResultCache
+
+    store = ResultCache()
+    if clear:
+        click.echo(f"removed {store.clear(kind)} entries from {store.root}")
+        return
+    entries = store.entries(kind)
+    click.echo(f"result cache {store.root}: {len(entries)} entries, {store.size() / 2**20:.1f} MiB of "
+               f"{store.limit / 2**20:.0f} MiB")
+    for e in entries:
+        what = " ".join(str(e.key.get(k)) for k in ("case", "stage", "experiment") if e.key.get(k))
+        click.echo(f"  {e.kind:<11} {e.digest[:12]}  {e.nbytes / 2**20:8.2f} MiB  {e.date_utc}  {e.commit:<14} {what}")
 
 
 @main.command(epilog=SEE_EXIT_CODES)

@@ -33,6 +33,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _own_result_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets an empty result cache of its own (live runs with fakes would otherwise read
+    and write the user's ~/.cache/profiler-report, and reuse each other's results)."""
+    monkeypatch.setenv("PROFILER_REPORT_CACHE", str(tmp_path_factory.mktemp("result-cache")))
+
+
 @pytest.fixture
 def earlier(tmp_path: Path) -> Path:
     """An earlier report folder that must survive every failure."""

@@ -61,10 +61,28 @@ class Run:
 _TIMING_KEYS = ("name", "median_us", "p10_us", "p90_us", "gbps")
 
 
+def own_stages(capture: Capture, stage_ids: list[str]) -> Capture:
+    """``capture`` with only the launches in the own NVTX ranges of ``stage_ids`` (any case)."""
+    from dataclasses import replace
+
+    from profiler_report.cases.ranges import own_range
+
+    launches = capture.launches()
+    wanted = set(stage_ids)
+    ids = {int(r.launch_id) for r in launches.itertuples()
+           if (own := own_range(str(r.nvtx_range or ""))) is not None and own[1] in wanted}
+
+    def pick(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame if frame.empty else frame[frame["launch_id"].isin(ids)].reset_index(drop=True)
+
+    return replace(capture, metrics=pick(capture.metrics), rules=pick(capture.rules), source=pick(capture.source))
+
+
 def load_run(path: Path | list[Path], labels: list[tuple[str, str]] | None = None, *,
              pending: PendingRead | list[PendingRead | None] | None = None, sidecars: Sidecars | None = None,
              case: Case | None = None, ceilings: list[tuple[str, str]] | None = None,
-             expect: Path | None = None, name_by_file: bool = False) -> Run:
+             expect: Path | None = None, name_by_file: bool = False,
+             keep: list[list[str]] | None = None) -> Run:
     """Read, label and analyze a capture plus the sidecar files beside it: the one loader every
     command uses (each capture is read once).
 
@@ -85,13 +103,17 @@ def load_run(path: Path | list[Path], labels: list[tuple[str, str]] | None = Non
             stages of a capture made elsewhere.
         name_by_file: in a list of captures, name an own stage that several files hold ``STAGE (FILE)``
             (the profiled sweep's report: one capture per point) instead of ``STAGE#2``.
+        keep: with a list of captures, the own stages (NVTX ranges ``pr_<case>.<stage>``) to take
+            from each, one list per entry of ``path`` (a live run that reused some stages'
+            captures: a file may be listed more than once, it is read once).
 
     Raises:
         ReportUnreadableError: a capture cannot be read.
         InputError: a sidecar is corrupt, a ``--stage``/``--ceiling`` pattern is bad or matches
             nothing, or the ``--expect`` file is bad or names a stage the capture lacks.
     """
-    paths = [Path(p) for p in path] if isinstance(path, list | tuple) else [Path(path)]
+    listed = [Path(p) for p in path] if isinstance(path, list | tuple) else [Path(path)]
+    paths = list(dict.fromkeys(listed)) if keep is not None else listed
     reads = pending if isinstance(pending, list) else [pending]
     if len(paths) > 1 and pending is None:  # every file's children read side by side
         reads = [start_read(p) for p in paths]
@@ -101,6 +123,9 @@ def load_run(path: Path | list[Path], labels: list[tuple[str, str]] | None = Non
         for r in reads:
             if r is not None:
                 r.close()
+    if keep is not None:
+        by_path = dict(zip(paths, captures, strict=True))
+        captures = [own_stages(by_path[p], ids) for p, ids in zip(listed, keep, strict=True)]
     capture = merge_captures(captures)
     side = sidecars if sidecars is not None else read_sidecars(paths[0].parent) if len(paths) == 1 else Sidecars()
     timings = side.timings

@@ -379,9 +379,9 @@ def sanitize(exe: str, case_ref: str, size: dict[str, int], size_text: str, dtyp
     (:func:`stage_results`), ``other`` (findings in kernels that are none of the stages').
     Raw outputs go to ``folder/sanitizer-<tool>.log`` when ``folder`` is given.
     """
-    from profiler_report.live.ncu import ncu_version  # `--version` parsed the same way as ncu's
-
     from concurrent.futures import ThreadPoolExecutor
+
+    from profiler_report.live.ncu import ncu_version  # `--version` parsed the same way as ncu's
 
     def one(tool: str) -> tuple[ToolRun, list[ToolOutput]]:
         log = folder / f"sanitizer-{tool}.log" if folder is not None else None

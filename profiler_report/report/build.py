@@ -28,6 +28,7 @@ from profiler_report.report.guard import refuse_live_overwrite
 from profiler_report.report.html import write_outputs
 from profiler_report.report.notes import capture_provenance, page_notes
 from profiler_report.report.page import PageInputs, build_page
+from profiler_report.report.reuse_marks import reuse_marks
 from profiler_report.util.timer import StepTimer
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def _inputs(run: Run, live: bool, capture_label: str | None) -> PageInputs:
     return PageInputs(run.analysis, prov, run.case, run.capture, side.timings, side.validation, side.bench,
                       side.sweep, notes=page_notes(prov, run.capture),
                       experiments=experiment_tables(run.case, Path(run.path).parent),
-                      sanitizer=side.sanitizer)
+                      sanitizer=side.sanitizer, reuse=reuse_marks(Path(run.path).parent))
 
 
 def _write(inp: PageInputs, out: Path, pool: ChartPool, early: Any, timer: StepTimer) -> list[Path]:
@@ -139,7 +140,8 @@ def counterless_inputs(folder: Path, side: Sidecars, live: bool = True, case: Ca
                 mode_note=(f"No performance counters ({reason}): every stage was validated and event-timed; "
                            "counter columns are marked unavailable."))
     return PageInputs(analysis, prov, case, None, side.timings, side.validation, side.bench, side.sweep,
-                      counters=reason, notes=[counters_note(reason), *page_notes(prov)], sanitizer=side.sanitizer)
+                      counters=reason, notes=[counters_note(reason), *page_notes(prov)], sanitizer=side.sanitizer,
+                      reuse=reuse_marks(folder))
 
 
 def render_timings_only(folder: Path, out: Path | None = None, live: bool = True,

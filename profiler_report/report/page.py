@@ -128,6 +128,7 @@ class Page:
     sanitizer_rows: list[dict[str, Any]] = field(default_factory=list)  # sanitizer.json's stages
     sanitizer_tools: list[str] = field(default_factory=list)
     sanitizer_other: list[str] = field(default_factory=list)
+    reuse: Any = None  # report.reuse_marks.ReuseMarks: a live run's reused results; None: none recorded
 
 
 _FORMATTER = HtmlFormatter(noclasses=True, nowrap=False, style="friendly")
@@ -255,6 +256,7 @@ class PageInputs:
     #: The case's experiments as tables (report.articles.experiment_tables), in case order.
     experiments: list[Any] = field(default_factory=list)
     sanitizer: dict[str, Any] | None = None  # sanitizer.json (live/sanitizer.py); None: not run
+    reuse: Any = None  # report.reuse_marks.ReuseMarks (reuse.json); None: none recorded
 
 
 def _correct_text(v: dict[str, Any] | None, case: Case | None) -> str:
@@ -342,6 +344,7 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
         sanitizer_rows=list((inp.sanitizer or {}).get("stages", [])),
         sanitizer_tools=[str(t.get("tool")) for t in (inp.sanitizer or {}).get("tools", [])],
         sanitizer_other=[str(o) for o in (inp.sanitizer or {}).get("other", [])],
+        reuse=inp.reuse,
     )
     add_articles(page, inp)
     page.toc = table_of_contents(page)
