@@ -172,11 +172,14 @@ def read_parts(folder: Path) -> list[tuple[Path, list[str]]] | None:
 def experiment(rc: RunCache, cfg: RunConfig, case: Case, exp: Any, ncu: str, out: Path,
                run: Callable[[], None]) -> None:
     """One experiment's files (``<id>.ncu-rep``, ``<id>.json``, ``<id>.log``): reused where the key
-    (every file of the case's kernel folder, its code, the machine, ncu's version and options)
+    (its kernel files, the case's code, the machine, ncu's version and options)
     matches, else ``run()`` and stored (unless it failed)."""
     from profiler_report.live.cache import files_hash
 
-    key = {"case": case.name, "experiment": exp.id, "kernels": files_hash(sorted(case.folder.glob("*"))),
+    # Its own kernel files where it names them (an edit of a ladder stage leaves it valid), else
+    # every file of the case's kernel folder.
+    sources = list(getattr(exp, "source_files", ())) or sorted(case.folder.glob("*"))
+    key = {"case": case.name, "experiment": exp.id, "kernels": files_hash(sources),
            "code": rc.code, "machine": rc.machine, "ncu": prof.ncu_version(ncu, 60.0),
            "options": list(exp.ncu_options), "clock_control": cfg.clock_control}
     names = [f"{exp.id}.ncu-rep", f"{exp.id}.json", f"{exp.id}.log"]

@@ -163,6 +163,8 @@ class PaddingSweep(Experiment):
     """The padding sweep of the transpose case (see the module docstring)."""
 
     id = "padding_sweep"
+    #: The kernel files its points are built from (the result cache keys the sweep on them).
+    source_files = (SOURCE,)
     title = "Padding sweep: the bank model against the hardware"
     #: Only what the table needs: per-instruction wavefronts (MemoryWorkloadAnalysis_Tables's
     #: metrics), excessive and ideal wavefronts (SourceCounters), the duration.
