@@ -300,12 +300,34 @@ def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any
         # above all (~0.25 s on 2 CPUs), and the forked chart workers copying the pages it touches.
         gc.freeze()
     workers = min(usable_cpus(), CHART_WORKERS)
+    run, capture = _reused_parts(capture, ladder, timer)
     _, files, diffs = render_capture(capture, out, baseline=baseline, strict=strict, pending=pending, timer=timer,
-                                     chart_workers=workers, expect=expect, force=True, **ladder)  # checked before
+                                     chart_workers=workers, expect=expect, force=True, run=run,
+                                     **ladder)  # checked before
     if baseline is not None:
         _warn_not_comparable(baseline, capture, diffs)
     log(timer.table())
     return files
+
+
+def _reused_parts(capture: Path | list[Path], ladder: dict[str, Any], timer: Any) -> tuple[Any, Path | list[Path]]:
+    """(the run loaded, its captures) when ``capture`` is the profile.ncu-rep of a live run that
+    reused some stages' captures (its folder's profile-parts.json): the whole ladder, from every
+    file that holds one of its stages; else (None, ``capture``) as given."""
+    from profiler_report.live.reuse import read_parts
+
+    if isinstance(capture, list) or ladder["labels"] or ladder["ceilings"]:
+        return None, capture
+    parts = read_parts(capture.parent)
+    if not parts or capture.resolve() not in {p.resolve() for p, _ in parts}:
+        return None, capture
+    from profiler_report.analysis.run import load_run
+    from profiler_report.capture.sidecars import read_sidecars
+
+    files = [p for p, _ in parts]
+    with timer.step("read"):
+        run = load_run(files, case=ladder["case"], sidecars=read_sidecars(capture.parent), keep=[s for _, s in parts])
+    return run, files
 
 
 @main.command(epilog=SEE_EXIT_CODES)

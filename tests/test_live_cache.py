@@ -180,3 +180,21 @@ def test_the_page_marks_reused_results_and_the_figures_timed_again(tmp_path: Pat
     (out / reuse.REUSE).unlink()
     render_capture(out / "profile.ncu-rep", out, live=True, case=CASE)
     assert 'id="reuse"' not in (out / "index.html").read_text()
+
+
+def test_render_from_a_runs_profile_reads_the_reused_stages_too(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from profiler_report.cli import main
+
+    _profile(_cache(tmp_path / "cache"), tmp_path / "cold", _profiled())
+    real = reuse.stage_key
+    monkeypatch.setattr(reuse, "stage_key", lambda case, stage, *a, **kw: {**real(case, stage, *a, **kw), "x": 1}
+                        if stage.id == "smem" else real(case, stage, *a, **kw))
+    _profile(_cache(tmp_path / "cache"), tmp_path / "edit", _profiled())
+    res = CliRunner().invoke(main, ["render", "--from", str(tmp_path / "edit" / "profile.ncu-rep"),
+                                    "--out", str(tmp_path / "page")])
+    assert res.exit_code == 0, res.output
+    summary = pd.read_csv(tmp_path / "page" / "summary.csv")
+    assert list(summary["stage"]) == IN_CAPTURE
