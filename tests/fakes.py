@@ -101,7 +101,7 @@ def install_fake_gpu(patch: Any) -> None:
                 "runner_up": "[test]", "runner_up_us": 51.0, "default": default, "default_us": 50.0,
                 "candidates": 2, "how": "test double", "size": dict(size), "dtype": dtype}
 
-    from profiler_report.cases.base import Case
+    from profiler_report.model.base import Case
 
     patch.setattr(Case, "choose_configs", choose_configs)
     patch.setattr(gpu, "import_cupy", lambda: None)

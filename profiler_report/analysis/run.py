@@ -65,7 +65,7 @@ def own_stages(capture: Capture, stage_ids: list[str]) -> Capture:
     """``capture`` with only the launches in the own NVTX ranges of ``stage_ids`` (any case)."""
     from dataclasses import replace
 
-    from profiler_report.cases.ranges import own_range
+    from profiler_report.model.ranges import own_range
 
     launches = capture.launches()
     wanted = set(stage_ids)

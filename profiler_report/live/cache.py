@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from profiler_report.cases.base import Case
-from profiler_report.cases.manifest import Stage
+from profiler_report.model.base import Case
+from profiler_report.model.manifest import Stage
 from profiler_report.util.result_cache import ResultCache, digest
 from profiler_report.util.timer import log
 

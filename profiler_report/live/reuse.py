@@ -16,12 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from profiler_report.cases.base import Case
-from profiler_report.cases.manifest import Stage
 from profiler_report.live import ncu as prof
 from profiler_report.live import sanitizer as san
 from profiler_report.live.cache import PEER_PACKAGES, RunCache, json_bytes, package_versions, stage_key
 from profiler_report.live.config import RunConfig
+from profiler_report.model.base import Case
+from profiler_report.model.manifest import Stage
 from profiler_report.util.fsio import write_json
 from profiler_report.util.result_cache import digest, file_sha256
 from profiler_report.util.timer import StepTimer, log
@@ -222,7 +222,7 @@ def save_steps(rc: RunCache, cfg: RunConfig, case: Case, timer: StepTimer) -> No
 def choose(rc: RunCache, cfg: RunConfig, case: Case, stages: list[Stage],
            timer: StepTimer) -> tuple[Configs, list[dict[str, Any]]]:
     """The configuration each stage with candidates runs in at this shape: the case's choice
-    (:meth:`~profiler_report.cases.base.Case.choose_configs`: the candidates timed, the manifest's
+    (:meth:`~profiler_report.model.base.Case.choose_configs`: the candidates timed, the manifest's
     default kept within the spread), reused per GPU, shape and dtype. Returns (stage id ->
     template arguments, one record per choice: chosen, runner-up, their times)."""
     wanted = [s for s in stages if case.has_config_candidates(s, cfg.dtype)] if cfg.choose else []

@@ -372,7 +372,7 @@ def sanitize(exe: str, case_ref: str, size: dict[str, int], size_text: str, dtyp
 
     The tools run side by side, one child process each (they check correctness, not speed, so
     sharing the GPU changes no verdict); ``configs``: stage id -> the template arguments the run
-    chose for its shape (:meth:`~profiler_report.cases.base.Case.choose_configs`).
+    chose for its shape (:meth:`~profiler_report.model.base.Case.choose_configs`).
 
     Keys: ``schema``, ``tool`` (its path), ``version``, ``tools`` (a :class:`ToolRun` per tool),
     ``size`` (the case's dimensions), ``size_text``, ``dtype``, ``stages``

@@ -8,6 +8,7 @@ import types
 
 import numpy as np
 import pytest
+from test_kernels import _ptxas, _require_nvcc
 
 from profiler_report.cases.reduction import PARTIALS
 from profiler_report.cases.reduction import launch as geo
@@ -15,7 +16,6 @@ from profiler_report.errors import InputError
 from profiler_report.model.manifest import stage_sources
 from profiler_report.model.registry import get_case
 from profiler_report.util.dtypes import ALL_CXX_TYPES
-from test_kernels import _ptxas, _require_nvcc
 
 CASE = get_case("reduction")
 M = CASE.manifest

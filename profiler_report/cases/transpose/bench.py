@@ -397,7 +397,7 @@ def run_choice(case: Case, size: dict[str, int], dtype: str, repeats: int, stage
     """``run``'s choice of ``stage``'s configuration at ``size``: the sweep's own rule, by the same
     function (:func:`_config_rows`, which calls :func:`choose_config`), on the same buffers
     (:func:`make_pairs`) after the same clock warm-up. A record (see
-    :meth:`~profiler_report.cases.base.Case.choose_configs`); None when no candidate ran correctly."""
+    :meth:`~profiler_report.model.base.Case.choose_configs`); None when no candidate ran correctly."""
     cupy = import_cupy()
     rows, cols = size["rows"], size["cols"]
     candidates = config_candidates(case, stage, dtype)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from profiler_report.cases.transpose.banks import column_read, row_store
-from profiler_report.cases.transpose.padding_points import POINTS, SIZE, Point
+from profiler_report.cases.transpose.padding_points import POINTS, SIZE, SOURCE, Point
 from profiler_report.metrics import headline_row
 from profiler_report.model.experiment import Experiment, ExperimentRow, ExperimentTable
 from profiler_report.util.fmt import fmt

@@ -12,7 +12,7 @@ from profiler_report.capture import ncu_module, parsed
 from profiler_report.capture.load import read_capture
 from profiler_report.capture.readahead import start_read
 
-CAPTURE = Path(__file__).parent / "data" / "h200_f64_2048" / "profile.ncu-rep"
+CAPTURE = Path(__file__).parent.parent / "data" / "h200_f64_2048" / "profile.ncu-rep"
 pytestmark = pytest.mark.skipif(not ncu_module.available() or not CAPTURE.is_file(), reason="needs ncu_report")
 
 

@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from profiler_report.cases import get_case
 from profiler_report.live.config import RunConfig
+from profiler_report.model.registry import get_case
 
 pytestmark = pytest.mark.gpu
 

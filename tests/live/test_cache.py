@@ -13,14 +13,14 @@ import pandas as pd
 import pytest
 
 from profiler_report.analysis.run import load_run
-from profiler_report.cases import get_case
-from profiler_report.cases.manifest import Stage
 from profiler_report.live import reuse
 from profiler_report.live.cache import RunCache, stage_key, stage_source_hash
 from profiler_report.live.config import RunConfig
+from profiler_report.model.manifest import Stage
+from profiler_report.model.registry import get_case
 from profiler_report.util.result_cache import ResultCache
 
-RECORDED = Path(__file__).parent / "data" / "h200_f32_4096" / "raw.csv"
+RECORDED = Path(__file__).parent.parent / "data" / "h200_f32_4096" / "raw.csv"
 IN_CAPTURE = ["naive", "smem", "padded", "unrolled", "vec_padded", "vec_swizzled", "vec_deep", "vec_colwalk", "copy"]
 CASE = get_case("transpose")
 MACHINE = {"gpu": "NVIDIA H200", "driver": "580.159.04", "cuda_runtime": "13.0"}
