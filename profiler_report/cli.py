@@ -310,7 +310,8 @@ def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any
     return files
 
 
-def _reused_parts(capture: Path | list[Path], ladder: dict[str, Any], timer: Any) -> tuple[Any, Path | list[Path]]:
+def _reused_parts(capture: Path | list[Path], ladder: dict[str, Any],
+                  timer: Any = None) -> tuple[Any, Path | list[Path]]:
     """(the run loaded, its captures) when ``capture`` is the profile.ncu-rep of a live run that
     reused some stages' captures (its folder's profile-parts.json): the whole ladder, from every
     file that holds one of its stages; else (None, ``capture``) as given."""
@@ -323,9 +324,10 @@ def _reused_parts(capture: Path | list[Path], ladder: dict[str, Any], timer: Any
         return None, capture
     from profiler_report.analysis.run import load_run
     from profiler_report.capture.sidecars import read_sidecars
+    from profiler_report.util.timer import StepTimer
 
     files = [p for p, _ in parts]
-    with timer.step("read"):
+    with (timer or StepTimer(progress=False)).step("read"):
         run = load_run(files, case=ladder["case"], sidecars=read_sidecars(capture.parent), keep=[s for _, s in parts])
     return run, files
 
@@ -348,7 +350,8 @@ def summary(captures: tuple[Path, ...], fmt: str, stage_opts: tuple[str, ...], c
     from profiler_report.analysis.run import load_run
     from profiler_report.analysis.summary import summary_json
 
-    run = load_run(_one_or_many(captures), **_ladder(stage_opts, ceiling_opts, case_ref))
+    ladder = _ladder(stage_opts, ceiling_opts, case_ref)
+    run = _reused_parts(_one_or_many(captures), ladder)[0] or load_run(_one_or_many(captures), **ladder)
     if fmt == "csv":
         click.echo(run.summary.to_csv(index=False), nl=False)
     elif fmt == "json":
@@ -585,7 +588,7 @@ def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Pa
         thresholds = gate.load_thresholds(thresholds_path)  # a bad file fails before the read
     ladder = _ladder(stage_opts, ceiling_opts, case_ref)
     capture = _one_or_many(captures)
-    run = load_run(capture, **ladder)
+    run = _reused_parts(capture, ladder)[0] or load_run(capture, **ladder)  # a run that reused captures: all
     if thresholds_path is None:
         # The case found from the capture gates it with its own file (kernels/<case>/thresholds.toml);
         # the transpose (which has none) or a foreign capture with ./thresholds.toml.

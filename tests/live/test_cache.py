@@ -4,6 +4,7 @@ a note, and a hit renders the same numbers."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from dataclasses import replace
@@ -198,3 +199,22 @@ def test_render_from_a_runs_profile_reads_the_reused_stages_too(tmp_path: Path,
     assert res.exit_code == 0, res.output
     summary = pd.read_csv(tmp_path / "page" / "summary.csv")
     assert list(summary["stage"]) == IN_CAPTURE
+
+
+def test_summary_and_check_of_a_runs_profile_read_the_reused_stages_too(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from profiler_report.cli import main
+
+    _profile(_cache(tmp_path / "cache"), tmp_path / "cold", _profiled())
+    real = reuse.stage_key
+    monkeypatch.setattr(reuse, "stage_key", lambda case, stage, *a, **kw: {**real(case, stage, *a, **kw), "x": 1}
+                        if stage.id == "vec_deep" else real(case, stage, *a, **kw))
+    _profile(_cache(tmp_path / "cache"), tmp_path / "edit", _profiled())
+    res = CliRunner().invoke(main, ["summary", str(tmp_path / "edit" / "profile.ncu-rep")])
+    assert res.exit_code == 0, res.output
+    assert [line.split(",")[0] for line in res.output.splitlines()[1:]] == IN_CAPTURE
+    res = CliRunner().invoke(main, ["check", str(tmp_path / "edit" / "profile.ncu-rep"), "--format", "json"])
+    assert res.exit_code in (0, 1), res.output
+    assert {r["stage"] for r in json.loads(res.output)["results"]} >= {"naive", "vec_deep", "vec_colwalk"}
