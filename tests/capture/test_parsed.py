@@ -16,6 +16,19 @@ CAPTURE = Path(__file__).parent.parent / "data" / "h200_f64_2048" / "profile.ncu
 pytestmark = pytest.mark.skipif(not ncu_module.available() or not CAPTURE.is_file(), reason="needs ncu_report")
 
 
+@pytest.fixture(autouse=True)
+def _read_cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PROFILER_REPORT_NO_READ_CACHE", raising=False)
+
+
+def test_it_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROFILER_REPORT_NO_READ_CACHE", "1")
+    copy = tmp_path / "a.ncu-rep"
+    shutil.copyfile(CAPTURE, copy)
+    read_capture(copy)
+    assert not parsed.has(copy)
+
+
 def test_a_second_read_comes_from_the_cache_with_the_same_tables(tmp_path: Path) -> None:
     copy = tmp_path / "a.ncu-rep"
     shutil.copyfile(CAPTURE, copy)
