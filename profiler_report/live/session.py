@@ -223,8 +223,16 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
     profile.ncu-rep (+ ncu.log), each experiment's ``<id>.ncu-rep`` and ``<id>.json`` (+ ``<id>.log``;
     only without ``cfg.stages``), bench.json
     (``peers``: stages against the case's peers at the timing size), sweep.json (a copy of
-    ``sweep``, an earlier ``profiler-report bench`` result), then whatever ``render(folder)``
-    writes (index.html, summary.csv/json).
+    ``sweep``, an earlier ``profiler-report bench`` result), reuse.json (what came from the
+    result cache, what was re-timed, the configuration chosen for the shape), profile-parts.json
+    and ``reused-<hash>.ncu-rep`` when the stages' captures come from several files, then whatever
+    ``render(folder)`` writes (index.html, summary.csv/json).
+
+    Results whose key matches are reused from the result cache (:mod:`profiler_report.live.reuse`:
+    sanitizer verdicts, validations, captures, peers, experiments, the configuration choice;
+    ``cfg.fresh`` reuses nothing, ``cfg.cache`` False neither reads nor writes); event timings
+    never are. A stage with candidate configurations runs in the one chosen for the shape
+    (``cfg.choose``).
 
     Raises:
         NoGpuError, NcuNotFoundError, CounterPermissionError, NoKernelProfiledError,
