@@ -156,9 +156,9 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
         no_counters: bool, sanitize: bool | None, sanitize_timeout: float, peers: bool, sweep: Path | None,
         fresh: bool, no_cache: bool, default_configs: bool, out: Path | None) -> None:
     """Validate, time and profile every stage of a case on this GPU, then render the report."""
+    from profiler_report.capture.parts import read_parts
     from profiler_report.live.config import RunConfig
     from profiler_report.live.gpu import device_info
-    from profiler_report.live.reuse import read_parts
     from profiler_report.live.session import live_run
     from profiler_report.model.registry import get_case
     from profiler_report.report.build import render_capture
@@ -315,7 +315,7 @@ def _reused_parts(capture: Path | list[Path], ladder: dict[str, Any],
     """(the run loaded, its captures) when ``capture`` is the profile.ncu-rep of a live run that
     reused some stages' captures (its folder's profile-parts.json): the whole ladder, from every
     file that holds one of its stages; else (None, ``capture``) as given."""
-    from profiler_report.live.reuse import read_parts
+    from profiler_report.capture.parts import read_parts
 
     if isinstance(capture, list) or ladder["labels"] or ladder["ceilings"]:
         return None, capture

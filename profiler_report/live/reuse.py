@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from profiler_report.capture.parts import PARTS
 from profiler_report.live import ncu as prof
 from profiler_report.live import sanitizer as san
 from profiler_report.live.cache import PEER_PACKAGES, RunCache, json_bytes, package_versions, stage_key
@@ -26,8 +27,6 @@ from profiler_report.util.fsio import write_json
 from profiler_report.util.result_cache import digest, file_sha256
 from profiler_report.util.timer import StepTimer, log
 
-#: In a report folder: which capture file holds which stages, when the ladder spans several.
-PARTS = "profile-parts.json"
 Configs = dict[str, tuple[str, ...]]
 
 
@@ -158,15 +157,6 @@ def profile(rc: RunCache, cfg: RunConfig, case: Case, profiled: list[Stage], ncu
         else:
             parts.append({"file": name, "stages": [s.id]})
     write_json(out / PARTS, {"parts": parts})
-
-
-def read_parts(folder: Path) -> list[tuple[Path, list[str]]] | None:
-    """:data:`PARTS` of a report folder as (capture path, its stages) in ladder order; None when
-    the ladder is one capture (profile.ncu-rep)."""
-    path = folder / PARTS
-    if not path.is_file():
-        return None
-    return [(folder / p["file"], list(p["stages"])) for p in json.loads(path.read_text())["parts"]]
 
 
 def experiment(rc: RunCache, cfg: RunConfig, case: Case, exp: Any, ncu: str, out: Path,

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from profiler_report.analysis.run import load_run
+from profiler_report.capture.parts import read_parts
 from profiler_report.live import reuse
 from profiler_report.live.cache import RunCache, stage_key, stage_source_hash
 from profiler_report.live.config import RunConfig
@@ -47,7 +48,7 @@ class Ncu:
 
 
 def _summary(folder: Path) -> pd.DataFrame:
-    parts = reuse.read_parts(folder)
+    parts = read_parts(folder)
     if parts is None:
         run = load_run(folder / "profile.ncu-rep", case=CASE)
     else:
@@ -93,7 +94,7 @@ def test_a_hit_reuses_the_capture_and_renders_the_same_numbers(tmp_path: Path) -
     warm = _profile(rc, tmp_path / "warm", _profiled())
     assert warm.calls == []  # nothing profiled again
     assert {r.stage for r in rc.reused} == set(IN_CAPTURE) and all(r.commit == "abc123" for r in rc.reused)
-    assert reuse.read_parts(tmp_path / "warm") is None  # one capture holds them all: as a cold run
+    assert read_parts(tmp_path / "warm") is None  # one capture holds them all: as a cold run
     pd.testing.assert_frame_equal(_summary(tmp_path / "cold"), _summary(tmp_path / "warm"))
 
 
@@ -119,7 +120,7 @@ def test_one_edited_stage_is_profiled_alone_and_the_ladder_keeps_its_order(tmp_p
     monkeypatch.setattr(reuse, "stage_key", edited)
     ncu = _profile(_cache(tmp_path / "cache"), tmp_path / "edit", _profiled())
     assert ncu.calls == [["padded"]]
-    parts = reuse.read_parts(tmp_path / "edit")
+    parts = read_parts(tmp_path / "edit")
     assert parts is not None and [s for _, s in parts] == [["naive", "smem"], ["padded"], IN_CAPTURE[3:]]
     assert [p.name for p, _ in parts][1] == "profile.ncu-rep"
     run = load_run([p for p, _ in parts], case=CASE, keep=[s for _, s in parts])
