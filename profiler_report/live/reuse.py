@@ -42,8 +42,9 @@ def sanitize(rc: RunCache, cfg: RunConfig, case: Case, stages: list[Stage], exe:
     hits = {s.id: e for s in everything if (e := rc.get("sanitizer", keys[s.id], s.id)) is not None}
     todo = [s.id for s in everything if s.id not in hits]
     with timer.step("sanitize"):
+        chosen = {k: v for k, v in configs.items() if k in todo}
         doc = san.sanitize(exe, case.ref, size, case.size_text(size), cfg.dtype, todo, cfg.sanitize_timeout_s, out,
-                           configs={k: v for k, v in configs.items() if k in todo}) if todo else None
+                           configs=chosen, progress=timer.tick) if todo else None
         fresh = {r["stage"]: r for r in (doc or {}).get("stages", [])}
         for sid, rec in fresh.items():
             if rec.get("checked"):  # a tool that timed out or failed left it unchecked: run it again next time

@@ -23,7 +23,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -367,19 +367,21 @@ def stage_results(stages: Sequence[str], tools: Sequence[str], runs: dict[str, T
 
 def sanitize(exe: str, case_ref: str, size: dict[str, int], size_text: str, dtype: str, stages: Sequence[str],
              timeout_s: float, folder: Path | None = None, tools: Sequence[str] = TOOLS,
-             configs: dict[str, tuple[str, ...]] | None = None) -> dict[str, Any]:
+             configs: dict[str, tuple[str, ...]] | None = None,
+             progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
     """Run every stage under each tool (GPU): ``sanitizer.json``'s content (:data:`SCHEMA`).
 
     The tools run side by side, one child process each (they check correctness, not speed, so
     sharing the GPU changes no verdict); ``configs``: stage id -> the template arguments the run
-    chose for its shape (:meth:`~profiler_report.model.base.Case.choose_configs`).
+    chose for its shape (:meth:`~profiler_report.model.base.Case.choose_configs`); ``progress(i, n,
+    tool)`` is called as each tool finishes.
 
     Keys: ``schema``, ``tool`` (its path), ``version``, ``tools`` (a :class:`ToolRun` per tool),
     ``size`` (the case's dimensions), ``size_text``, ``dtype``, ``stages``
     (:func:`stage_results`), ``other`` (findings in kernels that are none of the stages').
     Raw outputs go to ``folder/sanitizer-<tool>.log`` when ``folder`` is given.
     """
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor, as_completed
 
     from profiler_report.live.ncu import ncu_version  # `--version` parsed the same way as ncu's
 
@@ -387,8 +389,13 @@ def sanitize(exe: str, case_ref: str, size: dict[str, int], size_text: str, dtyp
         log = folder / f"sanitizer-{tool}.log" if folder is not None else None
         return run_tool(exe, tool, case_ref, size, dtype, stages, timeout_s, log, configs)
 
+    done: dict[str, tuple[ToolRun, list[ToolOutput]]] = {}
     with ThreadPoolExecutor(max_workers=max(1, len(tools))) as pool:
-        done = dict(zip(tools, pool.map(one, tools), strict=True))
+        futures = {pool.submit(one, t): t for t in tools}
+        for fut in as_completed(futures):
+            done[futures[fut]] = fut.result()
+            if progress is not None:
+                progress(len(done), len(tools), f"{futures[fut]} done")
     runs = {t: done[t][0] for t in tools}
     outputs = {t: done[t][1] for t in tools}
     other = [f"{f.tool}: {f.text}" + (f" (in {f.kernel})" if f.kernel else "")
