@@ -127,7 +127,10 @@ class ResultCache:
             self.notes.append(f"cache entry {kind}/{folder.name} ignored and removed ({why}): recomputed")
             shutil.rmtree(folder, ignore_errors=True)
             return None
-        os.utime(folder / META)  # least recently used: a hit is a use
+        try:
+            os.utime(folder / META)  # least recently used: a hit is a use
+        except OSError:  # removed meanwhile by another run's eviction: the files were checked above
+            pass
         return entry
 
     def put(self, kind: str, key: dict[str, Any], info: dict[str, Any], files: Mapping[str, Path | bytes] | None = None,
@@ -159,9 +162,10 @@ class ResultCache:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        self.evict()
-        entry, _ = _load(folder, kind)
-        assert entry is not None
+        entry, why = _load(folder, kind)
+        if entry is None:  # another run replaced it meanwhile
+            raise OSError(f"cache entry {folder} unreadable right after writing it ({why})")
+        self.evict(keep=folder)
         return entry
 
     def entries(self, kind: str | None = None) -> list[Entry]:
@@ -181,9 +185,10 @@ class ResultCache:
         """Bytes under the cache folder (every file, half-written ones too)."""
         return sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file()) if self.root.exists() else 0
 
-    def evict(self) -> list[Path]:
-        """Remove entries used longest ago until the folder is within :attr:`limit`; also
-        leftover temporary folders older than an hour. Returns the removed folders."""
+    def evict(self, keep: Path | None = None) -> list[Path]:
+        """Remove entries used longest ago until the folder is within :attr:`limit` (never
+        ``keep``, the entry just written); also leftover temporary folders older than an hour.
+        Returns the removed folders."""
         removed = []
         for tmp in self.root.glob("*/.*.tmp"):
             if time.time() - tmp.stat().st_mtime > 3600:
@@ -193,6 +198,8 @@ class ResultCache:
         for _, folder in by_age:
             if total <= self.limit:
                 break
+            if folder == keep:
+                continue
             nbytes = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
             shutil.rmtree(folder, ignore_errors=True)
             total -= nbytes

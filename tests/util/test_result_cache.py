@@ -96,3 +96,11 @@ def test_entries_and_clear(tmp_path: Path) -> None:
     assert store.entries("profile")[0].nbytes == 2
     assert store.clear("peers") == 1 and [e.kind for e in store.entries()] == ["profile"]
     assert store.clear() == 1 and store.entries() == []
+
+
+def test_an_entry_larger_than_the_bound_is_kept_until_the_next_write(tmp_path: Path) -> None:
+    store = ResultCache(tmp_path, limit=100)
+    big = store.put("capture", {"i": 1}, {}, {"f": b"x" * 1000})
+    assert big.folder.exists() and store.get("capture", {"i": 1}) is not None
+    store.put("capture", {"i": 2}, {}, {"f": b"y" * 10})
+    assert store.get("capture", {"i": 1}) is None and store.get("capture", {"i": 2}) is not None
