@@ -11,14 +11,13 @@ itself into the user's own cache folder; one that does not load is a miss, never
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 from dataclasses import replace
 from pathlib import Path
 
 from profiler_report.capture.model import Capture
-from profiler_report.util.result_cache import ResultCache, file_sha256
+from profiler_report.util.result_cache import ResultCache, file_sha256, files_hash
 
 KIND = "read"
 _HASHES: dict[tuple[str, int, int], str] = {}
@@ -26,10 +25,7 @@ _HASHES: dict[tuple[str, int, int], str] = {}
 
 def _code_hash() -> str:
     here = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for p in sorted([*here.glob("*.py"), here.parent / "metrics.py"]):
-        h.update(p.name.encode() + p.read_bytes())
-    return h.hexdigest()[:32]
+    return files_hash([*here.glob("*.py"), here.parent / "metrics.py"])
 
 
 def _key(path: Path) -> dict[str, str] | None:

@@ -29,7 +29,7 @@ from typing import Any
 
 from profiler_report.model.base import Case
 from profiler_report.model.manifest import Stage
-from profiler_report.util.result_cache import ResultCache, digest
+from profiler_report.util.result_cache import ResultCache, digest, files_hash
 from profiler_report.util.timer import log
 
 #: NVRTC options every stage is compiled with (live/kernels.py compile_module).
@@ -43,15 +43,6 @@ REUSE_SCHEMA = "profiler-report.reuse/1"
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-def files_hash(paths: list[Path]) -> str:
-    """One hash of several files' names and contents (a missing file hashes as absent)."""
-    h = hashlib.sha256()
-    for p in sorted(paths):
-        h.update(p.name.encode() + b"\0")
-        h.update(p.read_bytes() if p.is_file() else b"<absent>")
-    return h.hexdigest()[:32]
 
 
 def stage_source_hash(source_text: str, stage: Stage) -> str:

@@ -24,7 +24,7 @@ from profiler_report.live.config import RunConfig
 from profiler_report.model.base import Case
 from profiler_report.model.manifest import Stage
 from profiler_report.util.fsio import write_json
-from profiler_report.util.result_cache import digest, file_sha256
+from profiler_report.util.result_cache import digest, file_sha256, files_hash
 from profiler_report.util.timer import StepTimer, log
 
 Configs = dict[str, tuple[str, ...]]
@@ -165,8 +165,6 @@ def experiment(rc: RunCache, cfg: RunConfig, case: Case, exp: Any, ncu: str, out
     """One experiment's files (``<id>.ncu-rep``, ``<id>.json``, ``<id>.log``): reused where the key
     (its kernel files, the case's code, the machine, ncu's version and options)
     matches, else ``run()`` and stored (unless it failed)."""
-    from profiler_report.live.cache import files_hash
-
     # Its own kernel files where it names them (an edit of a ladder stage leaves it valid), else
     # every file of the case's kernel folder.
     sources = list(getattr(exp, "source_files", ())) or sorted(case.folder.glob("*"))

@@ -65,6 +65,16 @@ def digest(key: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def files_hash(paths: list[Path]) -> str:
+    """One hash (hex, 32 characters) of several files' names and contents, in name order (a
+    missing file hashes as absent): what a key holds for the code or sources a result comes from."""
+    h = hashlib.sha256()
+    for p in sorted(paths):
+        h.update(p.name.encode() + b"\0")
+        h.update(p.read_bytes() if p.is_file() else b"<absent>")
+    return h.hexdigest()[:32]
+
+
 def file_sha256(path: Path) -> str:
     h = hashlib.sha256()
     with path.open("rb") as fh:
