@@ -91,6 +91,22 @@ def main(ctx: click.Context, debug: bool) -> None:
                    "cuBLAS, torch, Triton, JAX). A case without peers skips them.")
 @click.option("--sweep", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Include a `profiler-report bench` JSON (size/dtype sweep) in the report.")
+@click.option("--fresh", is_flag=True,
+              help="Redo everything: reuse nothing from the result cache (`profiler-report cache` lists it); "
+                   "the new results are still stored. By default a stage's capture, validation and sanitizer "
+                   "verdict, the peers' timings, the experiments and the configuration choice are reused when "
+                   "everything they depend on is unchanged; event timings are always taken again.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
+@click.option("--default-configs", is_flag=True,
+              help="Run every stage in its stages.toml configuration, without choosing one for the shape.")
+@click.option("--fresh", is_flag=True,
+              help="Redo everything: reuse nothing from the result cache (`profiler-report cache` lists it); "
+                   "the new results are still stored. By default a stage's capture, validation and sanitizer "
+                   "verdict, the peers' timings, the experiments and the configuration choice are reused when "
+                   "everything they depend on is unchanged; event timings are always taken again.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
+@click.option("--default-configs", is_flag=True,
+              help="Run every stage in its stages.toml configuration, without choosing one for the shape.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Report folder (default: reports/<gpu>-<yyyymmdd>; other cases reports/<gpu>-<case>-<yyyymmdd>).")
 def run(**opts: Any) -> None:
@@ -178,11 +194,12 @@ def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any
         # The imports' objects live until exit: spare the collector walking them again, at exit
         # above all (~0.25 s on 2 CPUs), and the forked chart workers copying the pages it touches.
         gc.freeze()
-    from profiler_report.analysis.run import load_run, refuse_mixed
+    from profiler_report.analysis.run import load_run, refuse_mixed, reused_run
 
     workers = min(usable_cpus(), CHART_WORKERS)
+    run, capture = reused_run(capture, ladder, timer)
     with timer.step("read"):
-        run = load_run(capture, pending=pending, expect=expect, **ladder)
+        run = run or load_run(capture, pending=pending, expect=expect, **ladder)
     refuse_mixed(run, allow_mixed)
     analysis, files, diffs = render_capture(capture, out, baseline=baseline, strict=strict, timer=timer,
                                             chart_workers=workers, expect=expect, force=True, run=run,
@@ -191,6 +208,28 @@ def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any
         _warn_not_comparable(baseline, capture, diffs)
     log(timer.table())
     return analysis, files
+
+
+def _reused_parts(capture: Path | list[Path], ladder: dict[str, Any],
+                  timer: Any = None) -> tuple[Any, Path | list[Path]]:
+    """(the run loaded, its captures) when ``capture`` is the profile.ncu-rep of a live run that
+    reused some stages' captures (its folder's profile-parts.json): the whole ladder, from every
+    file that holds one of its stages; else (None, ``capture``) as given."""
+    from profiler_report.capture.parts import read_parts
+
+    if isinstance(capture, list) or ladder["labels"] or ladder["ceilings"]:
+        return None, capture
+    parts = read_parts(capture.parent)
+    if not parts or capture.resolve() not in {p.resolve() for p, _ in parts}:
+        return None, capture
+    from profiler_report.analysis.run import load_run
+    from profiler_report.capture.sidecars import read_sidecars
+    from profiler_report.util.timer import StepTimer
+
+    files = [p for p, _ in parts]
+    with (timer or StepTimer(progress=False)).step("read"):
+        run = load_run(files, case=ladder["case"], sidecars=read_sidecars(capture.parent), keep=[s for _, s in parts])
+    return run, files
 
 
 @main.command(epilog=SEE_EXIT_CODES)
@@ -207,10 +246,11 @@ def summary(ctx: click.Context, captures: tuple[Path, ...], fmt: str, stage_opts
     timings.json from a live run sits beside the capture.
     """
     from profiler_report.analysis.compare import run_identity
-    from profiler_report.analysis.run import load_run, refuse_mixed
+    from profiler_report.analysis.run import load_run, refuse_mixed, reused_run
     from profiler_report.report.outputs import SUMMARY, SummaryInput
 
-    run = load_run(_one_or_many(captures), **_ladder(stage_opts, ceiling_opts, case_ref))
+    ladder = _ladder(stage_opts, ceiling_opts, case_ref)
+    run = reused_run(_one_or_many(captures), ladder)[0] or load_run(_one_or_many(captures), **ladder)
     refuse_mixed(run, allow_mixed)
     if ctx.get_parameter_source("fmt") is click.core.ParameterSource.DEFAULT and not sys.stdout.isatty():
         fmt = "csv"  # a table for people, every column for scripts
@@ -320,7 +360,7 @@ def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Pa
     """Gate CAPTURES (one ladder) on a thresholds file: exit 0 all rules pass, 1 any fails, 2 bad input."""
     from profiler_report import gate
     from profiler_report.analysis.compare import require_comparable, run_identity
-    from profiler_report.analysis.run import load_run, refuse_mixed
+    from profiler_report.analysis.run import load_run, refuse_mixed, reused_run
     from profiler_report.gate.choose import given_thresholds, own_thresholds
     from profiler_report.gate.writers import CHECK, CheckOutcome
 
@@ -328,7 +368,7 @@ def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Pa
     allow_mixed = ladder_opts.pop("allow_mixed")
     ladder = _ladder(**ladder_opts)
     capture = _one_or_many(captures)
-    run = load_run(capture, **ladder)
+    run = reused_run(capture, ladder)[0] or load_run(capture, **ladder)  # a run that reused captures: all
     refuse_mixed(run, allow_mixed)
     thresholds = thresholds or own_thresholds(run)
     base = load_run(baseline, **ladder) if baseline is not None else None
@@ -428,6 +468,29 @@ def check_case_cmd(folder: str, arch: str, no_compile: bool) -> None:
     what = f"compiled with NVRTC for {arch}" if res.compiled else "not compiled (--no-compile)"
     click.echo(f"check-case: {len(res.stages)} kernels ({', '.join(res.case.dtypes)}) {what}; launch shapes "
                f"within the limits; next: profiler-report run --case {folder}")
+
+
+@main.command("cache", epilog=SEE_EXIT_CODES)
+@click.option("--clear", is_flag=True, help="Remove every entry (or, with --kind, every entry of that kind).")
+@click.option("--kind", default=None, help="Only entries of this kind: profile, capture, validation, sanitizer, "
+              "peers, experiment, choice, steps.")
+def cache_cmd(clear: bool, kind: str | None) -> None:
+    """List the result cache that `run` reuses results from (where it is, each entry's kind, size,
+    date and commit), or clear it. Folder: $PROFILER_REPORT_CACHE, else $XDG_CACHE_HOME/profiler-report,
+    else ~/.cache/profiler-report; bounded by $PROFILER_REPORT_CACHE_MB (default 4096), least recently
+    used entries removed first."""
+    from profiler_report.util.result_cache import ResultCache
+
+    store = ResultCache()
+    if clear:
+        click.echo(f"removed {store.clear(kind)} entries from {store.root}")
+        return
+    entries = store.entries(kind)
+    click.echo(f"result cache {store.root}: {len(entries)} entries, {store.size() / 2**20:.1f} MiB of "
+               f"{store.limit / 2**20:.0f} MiB")
+    for e in entries:
+        what = " ".join(str(e.key.get(k)) for k in ("case", "stage", "experiment") if e.key.get(k))
+        click.echo(f"  {e.kind:<11} {e.digest[:12]}  {e.nbytes / 2**20:8.2f} MiB  {e.date_utc}  {e.commit:<14} {what}")
 
 
 @main.command(epilog=SEE_EXIT_CODES)

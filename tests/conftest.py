@@ -68,6 +68,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _own_result_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets an empty result cache of its own (live runs with fakes would otherwise read
+    and write the user's ~/.cache/profiler-report, and reuse each other's results)."""
+    monkeypatch.setenv("PROFILER_REPORT_CACHE", str(tmp_path_factory.mktemp("result-cache")))
+    # Reads of a .ncu-rep are not kept either (a pickle per read would only slow the suite):
+    # tests/capture/test_parsed.py turns it back on.
+    monkeypatch.setenv("PROFILER_REPORT_NO_READ_CACHE", "1")
+
+
 @pytest.fixture
 def earlier(tmp_path: Path) -> Path:
     """An earlier report folder that must survive every failure."""

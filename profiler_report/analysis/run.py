@@ -62,10 +62,28 @@ class Run:
 _TIMING_KEYS = ("name", "median_us", "p10_us", "p90_us", "gbps")
 
 
+def own_stages(capture: Capture, stage_ids: list[str]) -> Capture:
+    """``capture`` with only the launches in the own NVTX ranges of ``stage_ids`` (any case)."""
+    from dataclasses import replace
+
+    from profiler_report.model.ranges import own_range
+
+    launches = capture.launches()
+    wanted = set(stage_ids)
+    ids = {int(r.launch_id) for r in launches.itertuples()
+           if (own := own_range(str(r.nvtx_range or ""))) is not None and own[1] in wanted}
+
+    def pick(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame if frame.empty else frame[frame["launch_id"].isin(ids)].reset_index(drop=True)
+
+    return replace(capture, metrics=pick(capture.metrics), rules=pick(capture.rules), source=pick(capture.source))
+
+
 def load_run(path: Path | list[Path], labels: list[tuple[str, str]] | None = None, *,
              pending: PendingRead | list[PendingRead | None] | None = None, sidecars: Sidecars | None = None,
              case: Case | None = None, ceilings: list[tuple[str, str]] | None = None,
-             expect: Path | None = None, name_by_file: bool = False) -> Run:
+             expect: Path | None = None, name_by_file: bool = False,
+             keep: list[list[str]] | None = None) -> Run:
     """Read, label and analyze a capture plus the sidecar files beside it: the one loader every
     command uses (each capture is read once).
 
@@ -86,13 +104,17 @@ def load_run(path: Path | list[Path], labels: list[tuple[str, str]] | None = Non
             stages of a capture made elsewhere.
         name_by_file: in a list of captures, name an own stage that several files hold ``STAGE (FILE)``
             (the profiled sweep's report: one capture per point) instead of ``STAGE#2``.
+        keep: with a list of captures, the own stages (NVTX ranges ``pr_<case>.<stage>``) to take
+            from each, one list per entry of ``path`` (a live run that reused some stages'
+            captures: a file may be listed more than once, it is read once).
 
     Raises:
         ReportUnreadableError: a capture cannot be read.
         InputError: a sidecar is corrupt, a ``--stage``/``--ceiling`` pattern is bad or matches
             nothing, or the ``--expect`` file is bad or names a stage the capture lacks.
     """
-    paths = [Path(p) for p in path] if isinstance(path, list | tuple) else [Path(path)]
+    listed = [Path(p) for p in path] if isinstance(path, list | tuple) else [Path(path)]
+    paths = list(dict.fromkeys(listed)) if keep is not None else listed
     reads = pending if isinstance(pending, list) else [pending]
     if len(paths) > 1 and pending is None:  # every file's children read side by side
         reads = [start_read(p) for p in paths]
@@ -102,6 +124,9 @@ def load_run(path: Path | list[Path], labels: list[tuple[str, str]] | None = Non
         for r in reads:
             if r is not None:
                 r.close()
+    if keep is not None:
+        by_path = dict(zip(paths, captures, strict=True))
+        captures = [own_stages(by_path[p], ids) for p, ids in zip(listed, keep, strict=True)]
     capture = merge_captures(captures)
     side = sidecars if sidecars is not None else read_sidecars(paths[0].parent) if len(paths) == 1 else Sidecars()
     timings = side.timings
@@ -147,3 +172,24 @@ def refuse_mixed(run: Run, allow_mixed: bool) -> None:
         raise InputError(f"the captures of this ladder are not comparable ({text})",
                          "give captures of one GPU, size and dtype, or --allow-mixed to show them side by side "
                          "(then no ratio is taken between two captures)")
+
+
+def reused_run(capture: Path | list[Path], ladder: dict[str, Any],
+               timer: Any = None) -> tuple[Run | None, Path | list[Path]]:
+    """(the run loaded, its captures) when ``capture`` is the profile.ncu-rep of a live run that
+    reused some stages' captures (its folder's profile-parts.json): the whole ladder, from every
+    file that holds one of its stages; else (None, ``capture``) as given. ``ladder``: load_run's
+    ``labels``, ``ceilings`` and ``case``; ``timer``: a StepTimer to record the read in."""
+    from profiler_report.capture.parts import read_parts
+    from profiler_report.util.timer import StepTimer
+
+    if isinstance(capture, list) or ladder["labels"] or ladder["ceilings"]:
+        return None, capture
+    parts = read_parts(capture.parent)
+    if not parts or capture.resolve() not in {p.resolve() for p, _ in parts}:
+        return None, capture
+    files = [p for p, _ in parts]
+    with (timer or StepTimer(progress=False)).step("read"):
+        run = load_run(files, case=ladder["case"], sidecars=read_sidecars(capture.parent), keep=[s for _, s in parts])
+    return run, files
+

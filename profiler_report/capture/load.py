@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from profiler_report.capture import parsed
 from profiler_report.capture.csv_raw import _looks_like_csv, read_csv
 from profiler_report.capture.model import Capture, _check_file
 from profiler_report.capture.ncu_rep import read_ncu_rep
@@ -14,6 +15,8 @@ def read_capture(path: str | Path, pending: PendingRead | None = None) -> Captur
     """Read a ``.ncu-rep``, or a raw-page or details-page CSV export, chosen by the file's content.
 
     ``pending``: a read of the ``.ncu-rep`` at ``path`` already started (see :func:`read_ncu_rep`).
+    A ``.ncu-rep`` read before (same content, same reader) comes from the result cache
+    (:mod:`~profiler_report.capture.parsed`).
 
     Raises:
         ReportUnreadableError: see :func:`read_ncu_rep` and :func:`read_csv`.
@@ -21,7 +24,14 @@ def read_capture(path: str | Path, pending: PendingRead | None = None) -> Captur
     path = Path(path)
     _check_file(path)
     if ncu_rep_format(path) is not None:
-        return read_ncu_rep(path, pending=pending)
+        kept = parsed.load(path)  # read before: the tables, not ncu_report again
+        if kept is not None:
+            if pending is not None:
+                pending.close()
+            return kept
+        capture = read_ncu_rep(path, pending=pending)
+        parsed.store(path, capture)
+        return capture
     with path.open("rb") as fh:
         head = fh.read(4096)
     if path.suffix.lower() == ".csv" or _looks_like_csv(head):

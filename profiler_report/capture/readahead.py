@@ -202,9 +202,11 @@ def launch_ranges(path: Path, timeout_s: float | None = None) -> list[str]:
 def start_read(path: Path, timeout_s: float | None = None) -> PendingRead | None:
     """Start reading ``path`` when it is a ``.ncu-rep``; None otherwise (a CSV export, a missing,
     empty or unreadable file: :func:`profiler_report.extract.read_capture` reports those)."""
+    from profiler_report.capture import parsed
+
     try:
-        if not path.is_file() or ncu_rep_format(path) is None:
-            return None
+        if not path.is_file() or ncu_rep_format(path) is None or parsed.has(path):
+            return None  # (a capture read before comes from the result cache: no child to start)
     except OSError:
         return None
     return PendingRead(path, timeout_s)

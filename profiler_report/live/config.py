@@ -32,6 +32,14 @@ class RunConfig:
     sanitize: bool | None = None
     #: Seconds each compute-sanitizer tool may take for all its stages.
     sanitize_timeout_s: float = 600.0
+    #: Reuse results from the result cache (profile, validation, sanitizer, peers, experiments,
+    #: the configuration choice) whose key matches; False: no cache at all.
+    cache: bool = True
+    #: ``run --fresh``: redo everything (nothing read from the cache; results still stored).
+    fresh: bool = False
+    #: Choose the configuration of the stages that have candidates by timing them at this shape
+    #: (``Case.choose_configs``); False: the manifest's configuration.
+    choose: bool = True
 
     def __post_init__(self) -> None:
         if self.dtype not in ALL_DTYPES:

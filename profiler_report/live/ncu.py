@@ -73,7 +73,22 @@ def find_ncu(explicit: str | None = None, env: dict[str, str] | None = None,
     raise NcuNotFoundError(f"Nsight Compute (ncu) was not found on PATH, $NCU, $CUDA_HOME/bin or in {where}")
 
 
+#: ``--version`` answers already asked in this process, by executable path (a run asks it for the
+#: provenance, the cache keys and each experiment: a second ncu start adds nothing).
+_VERSIONS: dict[str, str] = {}
+
+
 def ncu_version(ncu: str, timeout_s: float = 60) -> str:
+    """:func:`_ask_version`, asked once per process and executable (a failure is asked again)."""
+    if ncu not in _VERSIONS:
+        found = _ask_version(ncu, timeout_s)
+        if found == "unknown":
+            return found
+        _VERSIONS[ncu] = found
+    return _VERSIONS[ncu]
+
+
+def _ask_version(ncu: str, timeout_s: float = 60) -> str:
     """``ncu --version`` reduced to its version number (e.g. ``2025.3.1.0``), or the raw text;
     "unknown" when it fails or runs past ``timeout_s`` (its whole process group is then stopped:
     a child still holding the output pipe would otherwise keep the wait going)."""
@@ -258,10 +273,13 @@ def _kill(proc: subprocess.Popen) -> None:
             pass
 
 
-def target_command(case: str, size: dict[str, int], dtype: str, stages: Sequence[str]) -> list[str]:
-    """The stage launcher as ncu's target: this Python running ``profiler_report.live.target profile``."""
+def target_command(case: str, size: dict[str, int], dtype: str, stages: Sequence[str],
+                   configs: dict[str, tuple[str, ...]] | None = None) -> list[str]:
+    """The stage launcher as ncu's target: this Python running ``profiler_report.live.target profile``
+    (``configs``: stage id -> the template arguments chosen for this shape)."""
     return [sys.executable, "-m", "profiler_report.live.target", "profile", "--case", case,
-            "--size", json.dumps(size, sort_keys=True), "--dtype", dtype, "--stages", ",".join(stages)]
+            "--size", json.dumps(size, sort_keys=True), "--dtype", dtype, "--stages", ",".join(stages),
+            *(["--configs", json.dumps({k: list(v) for k, v in configs.items()})] if configs else [])]
 
 
 def export_csv(ncu: str, report: Path, dest: Path, page: str = "raw", timeout_s: float = 300) -> None:

@@ -21,7 +21,9 @@ class RunOptions:
     ``{dim: n}`` from --rows/--cols/--size) and the profiled one (``profile_size``: overrides of it),
     the dtype (None: the case's default), event-timed launches per stage, the stage ids ("" all),
     ncu's clock control, path and timeout, no counters, the sanitizer (None: where it exists) and
-    its timeout, the peers, a bench JSON to include, and the report folder (None: the default)."""
+    its timeout, the peers, a bench JSON to include, the result cache (``fresh``: reuse nothing;
+    ``no_cache``: neither read nor write it), ``default_configs`` (no configuration chosen for the
+    shape) and the report folder (None: the default)."""
 
     case_name: str = DEFAULT_CASE
     size: dict[str, int] | None = None
@@ -37,6 +39,9 @@ class RunOptions:
     sanitize_timeout: float = 600.0
     peers: bool = True
     sweep: Path | None = None
+    fresh: bool = False
+    no_cache: bool = False
+    default_configs: bool = False
     out: Path | None = None
 
 
@@ -72,7 +77,8 @@ def run_live(opts: RunOptions) -> Path:
     cfg = RunConfig(case=case.ref, size=size, profile_size=psize, dtype=dtype, repeats=opts.repeats,
                     clock_control=opts.clock_control, ncu=opts.ncu_path, ncu_timeout_s=opts.ncu_timeout,
                     counters=not opts.no_counters, stages=[s for s in opts.stages.split(",") if s],
-                    sanitize=opts.sanitize, sanitize_timeout_s=opts.sanitize_timeout)
+                    sanitize=opts.sanitize, sanitize_timeout_s=opts.sanitize_timeout, fresh=opts.fresh,
+                    cache=not opts.no_cache, choose=not opts.default_configs)
     case.manifest.run_stages(cfg.stages)  # before the GPU is asked for: bad input, not a missing GPU
     if opts.sweep is not None:
         from profiler_report.capture.sidecars import read_sweep
@@ -94,9 +100,19 @@ def run_live(opts: RunOptions) -> Path:
 def _renderer(case: Case, out: Path) -> Callable[[Path], None]:
     """The live run's render step: the capture's report, or the counter-less one without a capture."""
     def render(folder: Path) -> None:
+        from profiler_report.capture.parts import read_parts
         from profiler_report.report.build import render_capture, render_timings_only
 
-        if (folder / "profile.ncu-rep").is_file():
+        parts = read_parts(folder)
+        if parts is not None:  # stages reused from earlier captures: one ladder read from every file
+            from profiler_report.analysis.run import load_run
+            from profiler_report.capture.sidecars import read_sidecars
+
+            files = [p for p, _ in parts]
+            run = load_run(files, case=case, sidecars=read_sidecars(folder), keep=[s for _, s in parts])
+            render_capture(files, folder, live=True, case=case, run=run,
+                           capture_label=", ".join(str(out / p.name) for p in dict.fromkeys(files)))
+        elif (folder / "profile.ncu-rep").is_file():
             render_capture(folder / "profile.ncu-rep", folder, live=True, capture_label=str(out / "profile.ncu-rep"),
                            case=case)
         else:

@@ -23,7 +23,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -238,10 +238,13 @@ def _first_line(block: list[str]) -> str:
 # -- running ---------------------------------------------------------------------------------
 
 
-def child_command(case_ref: str, size: dict[str, int], dtype: str, stages: Sequence[str]) -> list[str]:
-    """The stage runner the tool wraps: ``python -m profiler_report.live.target sanitize``."""
+def child_command(case_ref: str, size: dict[str, int], dtype: str, stages: Sequence[str],
+                  configs: dict[str, tuple[str, ...]] | None = None) -> list[str]:
+    """The stage runner the tool wraps: ``python -m profiler_report.live.target sanitize``
+    (``configs``: stage id -> the template arguments chosen for the run's shape)."""
     return [sys.executable, "-m", "profiler_report.live.target", "sanitize", "--case", case_ref,
-            "--size", json.dumps(size, sort_keys=True), "--dtype", dtype, "--stages", ",".join(stages)]
+            "--size", json.dumps(size, sort_keys=True), "--dtype", dtype, "--stages", ",".join(stages),
+            *(["--configs", json.dumps({k: list(v) for k, v in configs.items()})] if configs else [])]
 
 
 def tool_argv(exe: str, tool: str, child: list[str]) -> list[str]:
@@ -290,7 +293,8 @@ def _last_line(text: str) -> str:
 
 
 def run_tool(exe: str, tool: str, case_ref: str, size: dict[str, int], dtype: str, stages: Sequence[str],
-             timeout_s: float, log: Path | None = None) -> tuple[ToolRun, list[ToolOutput]]:
+             timeout_s: float, log: Path | None = None,
+             configs: dict[str, tuple[str, ...]] | None = None) -> tuple[ToolRun, list[ToolOutput]]:
     """Every stage once under ``tool``; a stage that stops its child (begun, not ended) is a
     finding, and the stages after it run in a fresh child, until all ran or ``timeout_s`` (the
     tool's whole budget) is spent. Each process's raw output is appended to ``log``."""
@@ -301,7 +305,7 @@ def run_tool(exe: str, tool: str, case_ref: str, size: dict[str, int], dtype: st
         if left <= 0:
             run.status, run.note = "timed out", f"budget of {timeout_s:.0f} s spent; not run: {', '.join(todo)}"
             break
-        text, rc = _run(tool_argv(exe, tool, child_command(case_ref, size, dtype, todo)), left)
+        text, rc = _run(tool_argv(exe, tool, child_command(case_ref, size, dtype, todo, configs)), left)
         run.processes += 1
         if log is not None:
             with log.open("a", encoding="utf-8") as fh:
@@ -362,22 +366,38 @@ def stage_results(stages: Sequence[str], tools: Sequence[str], runs: dict[str, T
 
 
 def sanitize(exe: str, case_ref: str, size: dict[str, int], size_text: str, dtype: str, stages: Sequence[str],
-             timeout_s: float, folder: Path | None = None) -> dict[str, Any]:
-    """Run every stage under each tool of :data:`TOOLS` (GPU): ``sanitizer.json``'s content (:data:`SCHEMA`).
+             timeout_s: float, folder: Path | None = None, tools: Sequence[str] = TOOLS,
+             configs: dict[str, tuple[str, ...]] | None = None,
+             progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
+    """Run every stage under each tool (GPU): ``sanitizer.json``'s content (:data:`SCHEMA`).
+
+    The tools run side by side, one child process each (they check correctness, not speed, so
+    sharing the GPU changes no verdict); ``configs``: stage id -> the template arguments the run
+    chose for its shape (:meth:`~profiler_report.model.base.Case.choose_configs`); ``progress(i, n,
+    tool)`` is called as each tool finishes.
 
     Keys: ``schema``, ``tool`` (its path), ``version``, ``tools`` (a :class:`ToolRun` per tool),
     ``size`` (the case's dimensions), ``size_text``, ``dtype``, ``stages``
     (:func:`stage_results`), ``other`` (findings in kernels that are none of the stages').
     Raw outputs go to ``folder/sanitizer-<tool>.log`` when ``folder`` is given.
     """
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
     from profiler_report.live.ncu import ncu_version  # `--version` parsed the same way as ncu's
 
-    runs: dict[str, ToolRun] = {}
-    outputs: dict[str, list[ToolOutput]] = {}
-    tools = TOOLS
-    for tool in tools:
+    def one(tool: str) -> tuple[ToolRun, list[ToolOutput]]:
         log = folder / f"sanitizer-{tool}.log" if folder is not None else None
-        runs[tool], outputs[tool] = run_tool(exe, tool, case_ref, size, dtype, stages, timeout_s, log)
+        return run_tool(exe, tool, case_ref, size, dtype, stages, timeout_s, log, configs)
+
+    done: dict[str, tuple[ToolRun, list[ToolOutput]]] = {}
+    with ThreadPoolExecutor(max_workers=max(1, len(tools))) as pool:
+        futures = {pool.submit(one, t): t for t in tools}
+        for fut in as_completed(futures):
+            done[futures[fut]] = fut.result()
+            if progress is not None:
+                progress(len(done), len(tools), f"{futures[fut]} done")
+    runs = {t: done[t][0] for t in tools}
+    outputs = {t: done[t][1] for t in tools}
     other = [f"{f.tool}: {f.text}" + (f" (in {f.kernel})" if f.kernel else "")
              for outs in outputs.values() for o in outs for f in o.findings if f.stage is None]
     other += [f"{o.tool}: {e}" for outs in outputs.values() for o in outs for e in o.tool_errors]

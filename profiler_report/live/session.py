@@ -20,10 +20,11 @@ from typing import Any
 
 from profiler_report.analysis.sanitizer import sanitizer_text
 from profiler_report.errors import KernelIncorrectError, ProfilerReportError
-from profiler_report.live import gpu
+from profiler_report.live import gpu, reuse
 from profiler_report.live import kernels as kern
 from profiler_report.live import ncu as prof
 from profiler_report.live import sanitizer as san
+from profiler_report.live.cache import RunCache, open_cache
 from profiler_report.live.config import RunConfig
 from profiler_report.live.doctor import counters_off_reason
 from profiler_report.model.base import Case
@@ -107,19 +108,6 @@ def case_dir_text(folder: Path) -> str:
         return str(folder.resolve())
 
 
-def _sanitize(cfg: RunConfig, case: Case, stages: list[Stage], exe: str, out: Path,
-              timer: StepTimer) -> dict[str, Any]:
-    """Every stage and the ceiling once under each compute-sanitizer tool at the case's small odd
-    size (sanitizer.json's content; raw outputs in ``out/sanitizer-<tool>.log``)."""
-    size = case.sanitize_size()
-    with timer.step("sanitize"):
-        doc = san.sanitize(exe, case.ref, size, case.size_text(size), cfg.dtype,
-                           [s.id for s in (*stages, case.manifest.ceiling)], cfg.sanitize_timeout_s, out)
-        for rec in doc["stages"]:
-            log(f"  {rec['stage']:<14} {'clean' if rec['correct'] else 'WRONG: ' + rec['first']}")
-    return doc
-
-
 def _with_sanitizer(v: kern.Validation, doc: dict[str, Any] | None) -> kern.Validation:
     """``v`` marked wrong when compute-sanitizer found something in its stage (a correct result at
     the timing size does not clear a race or an out-of-bounds access at the small size)."""
@@ -131,69 +119,95 @@ def _with_sanitizer(v: kern.Validation, doc: dict[str, Any] | None) -> kern.Vali
 
 
 def _measure(cfg: RunConfig, case: Case, stages: list[Stage], timer: StepTimer,
-             sanitized: dict[str, Any] | None = None) -> tuple[list, list]:
-    """Build, validate every stage and the ceiling (a compute-sanitizer finding marks a stage
-    wrong too), event-time the correct ones."""
+             sanitized: dict[str, Any] | None = None, rc: RunCache | None = None) -> tuple[list, list]:
+    """Build, validate every stage and the ceiling (reused from the cache where its key matches;
+    a compute-sanitizer finding marks a stage wrong too), event-time the correct ones (always
+    now, in this process: timings are never reused)."""
     size = case.size(cfg.size)
+    rc = rc or RunCache(None, {}, "")
+    everything = [*stages, case.manifest.ceiling]
     with timer.step("build"):
-        module, names = kern.compile_module(case, cfg.dtype)
+        chosen = tuple(s for s in stages if s != case.manifest.stage(s.id))  # a configuration chosen for the shape
+        module, names = kern.compile_module(case, cfg.dtype, extra=chosen)
         kernels = kern.Kernels(module, names, cfg.dtype, case)
     with timer.step("validate"):
-        validations = [_with_sanitizer(kern.validate(kernels, s, size), sanitized)
-                       for s in (*stages, case.manifest.ceiling)]
+        validations = []
+        for i, s in enumerate(everything):
+            timer.tick(i + 1, len(everything), s.id)
+            v = reuse.validate(rc, cfg, case, s, size, lambda s=s: kern.validate(kernels, s, size))
+            validations.append(_with_sanitizer(v, sanitized))
         for v in validations:
             log(f"  {v.stage:<14} {'correct' if v.correct else 'WRONG: ' + v.message}")
     good = [s for s, v in zip(stages, validations, strict=False) if v.correct]
     with timer.step("time"):
         timings = kern.time_stages(kernels, [*good, case.manifest.ceiling], size, cfg.repeats, cfg.warmup,
                                    cfg.buffers)
+        rc.retimed = [t.name for t in timings]
         for t in timings:
             log(f"  {t.name:<14} {t.median_us:9.1f} us  {t.gbps:7.1f} GB/s")
     return validations, timings
 
 
-def _profile(cfg: RunConfig, case: Case, profiled: list[Stage], ncu: str, out: Path, timer: StepTimer) -> None:
-    """One ncu process: ``--set full`` on one launch per stage, exported to ``out/profile.ncu-rep``."""
-    with timer.step("profile"):
-        cmd = prof.NcuCommand(
-            ncu=ncu, export=out / "profile",
-            target=prof.target_command(case.ref, case.size(cfg.profile_size or cfg.size), cfg.dtype,
-                                       [s.id for s in profiled]),
-            ranges=[nvtx_range_name(case.name, s.id) for s in profiled],
-            clock_control=cfg.clock_control,
-        )
-        output = prof.run_ncu(cmd, cfg.ncu_timeout_s, log_path=out / "ncu.log")
-        prof.check_profiled(cmd, [s.id for s in profiled], output)  # exit 0 is not proof of every stage
+def _profile(cfg: RunConfig, case: Case, profiled: list[Stage], ncu: str, out: Path, timer: StepTimer,
+             configs: dict[str, tuple[str, ...]] | None = None) -> None:
+    """One ncu process: ``--set full`` on one launch per stage, exported to ``out/profile.ncu-rep``
+    (inside the caller's "profile" step: its progress line counts the kernels ncu finished)."""
+    cmd = prof.NcuCommand(
+        ncu=ncu, export=out / "profile",
+        target=prof.target_command(case.ref, case.size(cfg.profile_size or cfg.size), cfg.dtype,
+                                   [s.id for s in profiled],
+                                   {k: v for k, v in (configs or {}).items() if k in {s.id for s in profiled}}),
+        ranges=[nvtx_range_name(case.name, s.id) for s in profiled],
+        clock_control=cfg.clock_control,
+    )
+    done: list[str] = []
+
+    def progress(line: str) -> None:
+        if line.startswith("  profiled "):  # run_ncu's line per kernel ncu finished
+            done.append(line)
+            timer.tick(len(done), max(len(done), len(profiled)), line.strip())  # a stage may launch several
+        else:
+            log(line)
+
+    output = prof.run_ncu(cmd, cfg.ncu_timeout_s, log=progress, log_path=out / "ncu.log")
+    prof.check_profiled(cmd, [s.id for s in profiled], output)  # exit 0 is not proof of every stage
 
 
-def profile_experiments(case: Case, ncu: str, cfg: RunConfig, out: Path, timer: StepTimer) -> None:
+def profile_experiments(case: Case, ncu: str, cfg: RunConfig, out: Path, timer: StepTimer,
+                        rc: RunCache | None = None) -> None:
     """One ncu process per experiment of the case (:meth:`Case.experiments`), collecting only its
     :attr:`~profiler_report.model.experiment.Experiment.ncu_options`, into ``out/<id>.ncu-rep``; the
     target's per-point validation into ``out/<id>.json``. An experiment whose ncu run fails is
     recorded there as ``{"error": ...}`` (the report says so) and the run goes on: the ladder's
-    report does not rest on it."""
+    report does not rest on it. With ``rc``, an experiment whose key matches is reused."""
     for exp in case.experiments():
         with timer.step(exp.id):
-            cmd = prof.NcuCommand(
-                ncu=ncu, export=out / exp.id, section_set="", extra=list(exp.ncu_options),
-                target=[sys.executable, "-m", "profiler_report.live.target", "experiment", "--case", case.ref,
-                        "--experiment", exp.id],
-                ranges=[exp.range_name(case.name, p) for p in exp.point_ids()], clock_control=cfg.clock_control)
-            try:
-                output = prof.run_ncu(cmd, cfg.ncu_timeout_s, log_path=out / f"{exp.id}.log")
-            except ProfilerReportError as exc:
-                log(f"  {exp.id}: not recorded ({exc.message})")
-                write_json(out / f"{exp.id}.json", {"error": exc.message, "points": []})
-                continue
-            lines = [ln for ln in output.splitlines() if ln.startswith(RESULT_PREFIX)]
-            points = json.loads(lines[-1][len(RESULT_PREFIX):]) if lines else []
-            write_json(out / f"{exp.id}.json", {
-                "experiment": exp.id, "points": points, "error": "" if lines else "the target printed no results",
-                "date_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
-                "commit": git_commit(Path(__file__).resolve().parent.parent.parent),
-                "gpu": gpu.device_info().get("gpu", ""),
-                "ncu_version": prof.ncu_version(ncu, 60.0), "clock_control": cfg.clock_control,
-                "ncu_options": " ".join(exp.ncu_options)})
+            reuse.experiment(rc or RunCache(None, {}, ""), cfg, case, exp, ncu, out,
+                             lambda exp=exp: _experiment(case, exp, ncu, cfg, out))
+
+
+def _experiment(case: Case, exp: Any, ncu: str, cfg: RunConfig, out: Path) -> None:
+    """One experiment's ncu run (see :func:`profile_experiments`)."""
+    cmd = prof.NcuCommand(
+        ncu=ncu, export=out / exp.id, section_set="", extra=list(exp.ncu_options),
+        target=[sys.executable, "-m", "profiler_report.live.target", "experiment", "--case", case.ref,
+                "--experiment", exp.id],
+        ranges=[exp.range_name(case.name, p) for p in exp.point_ids()], clock_control=cfg.clock_control)
+    try:
+        output = prof.run_ncu(cmd, cfg.ncu_timeout_s, log_path=out / f"{exp.id}.log")
+    except ProfilerReportError as exc:
+        log(f"  {exp.id}: not recorded ({exc.message})")
+        write_json(out / f"{exp.id}.json", {"error": exc.message, "points": []})
+        return
+    lines = [ln for ln in output.splitlines() if ln.startswith(RESULT_PREFIX)]
+    points = json.loads(lines[-1][len(RESULT_PREFIX):]) if lines else []
+    write_json(out / f"{exp.id}.json", {
+        "experiment": exp.id, "points": points, "error": "" if lines else "the target printed no results",
+        "date_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "commit": git_commit(Path(__file__).resolve().parent.parent.parent),
+        "gpu": gpu.device_info().get("gpu", ""),
+        "ncu_version": prof.ncu_version(ncu, 60.0), "clock_control": cfg.clock_control,
+        "ncu_options": " ".join(exp.ncu_options)})
 
 
 def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = None,
@@ -209,8 +223,16 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
     profile.ncu-rep (+ ncu.log), each experiment's ``<id>.ncu-rep`` and ``<id>.json`` (+ ``<id>.log``;
     only without ``cfg.stages``), bench.json
     (``peers``: stages against the case's peers at the timing size), sweep.json (a copy of
-    ``sweep``, an earlier ``profiler-report bench`` result), then whatever ``render(folder)``
-    writes (index.html, summary.csv/json).
+    ``sweep``, an earlier ``profiler-report bench`` result), reuse.json (what came from the
+    result cache, what was re-timed, the configuration chosen for the shape), profile-parts.json
+    and ``reused-<hash>.ncu-rep`` when the stages' captures come from several files, then whatever
+    ``render(folder)`` writes (index.html, summary.csv/json).
+
+    Results whose key matches are reused from the result cache (:mod:`profiler_report.live.reuse`:
+    sanitizer verdicts, validations, captures, peers, experiments, the configuration choice;
+    ``cfg.fresh`` reuses nothing, ``cfg.cache`` False neither reads nor writes); event timings
+    never are. A stage with candidate configurations runs in the one chosen for the shape
+    (``cfg.choose``).
 
     Raises:
         NoGpuError, NcuNotFoundError, CounterPermissionError, NoKernelProfiledError,
@@ -228,9 +250,15 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
     gpu.import_cupy()
     ncu = prof.find_ncu(cfg.ncu) if cfg.counters else None
     sanitizer, no_sanitizer = san.resolve(cfg.sanitize)
+    gpu.import_cupy()  # no GPU or CuPy: fail before any output, with one line
+    rc = open_cache(cfg.fresh, cfg.cache, gpu.device_info(), nvidia_driver(),
+                    git_commit(Path(__file__).resolve().parent.parent.parent), case)
+    timer.estimates = reuse.last_steps(rc, cfg, case)
     with atomic_dir(dest) as out:
-        sanitized = _sanitize(cfg, case, stages, sanitizer, out, timer) if sanitizer else None
-        validations, timings = _measure(cfg, case, stages, timer, sanitized)
+        configs, choices = reuse.choose(rc, cfg, case, stages, timer)
+        stages = [replace(s, targs=configs[s.id]) if s.id in configs else s for s in stages]
+        sanitized = reuse.sanitize(rc, cfg, case, stages, sanitizer, out, timer, configs) if sanitizer else None
+        validations, timings = _measure(cfg, case, stages, timer, sanitized, rc)
         good = [s for s, v in zip(stages, validations, strict=False) if v.correct]
         prov = provenance(cfg, case, ncu, [s.id for s in stages])
         prov["sanitizer"] = sanitizer_text(sanitized, no_sanitizer)
@@ -241,16 +269,21 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
         write_json(out / "provenance.json", prov)
         if peers and case.has_peers:  # a case without peers (a user's) is not asked for them
             with timer.step("peers"):
-                write_json(out / "bench.json", case.bench_at(case.size(cfg.size), cfg.dtype, cfg.repeats, good, prov))
+                write_json(out / "bench.json", reuse.peers(rc, cfg, case, good, prov))
         if sweep is not None:
             shutil.copyfile(sweep, out / "sweep.json")
         if ncu and good:
-            _profile(cfg, case, [*good, case.manifest.ceiling], ncu, out, timer)
+            profiled = [*good, case.manifest.ceiling]
+            with timer.step("profile"):
+                reuse.profile(rc, cfg, case, profiled, ncu, out,
+                              lambda todo: _profile(cfg, case, todo, ncu, out, timer, configs))
             if not cfg.stages:  # the whole ladder (make report): its experiments too
-                profile_experiments(case, ncu, cfg, out, timer)
+                profile_experiments(case, ncu, cfg, out, timer, rc)
+        write_json(out / reuse.REUSE, reuse.document(rc, choices))
         if render is not None:
             with timer.step("render"):
                 render(out)
+        reuse.save_steps(rc, cfg, case, timer)
     wrong = [v for v in validations if not v.correct]
     if wrong:
         raise KernelIncorrectError(wrong[0].message + f" ({len(wrong)} stage(s) wrong; report written to {dest})",

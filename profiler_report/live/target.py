@@ -101,6 +101,9 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--stages", default="",
                    help="comma-separated stage ids; ID:OTHER launches stage OTHER's kernel under ID's range "
                         "(how the deliberately regressed fixture is recorded)")
+    p.add_argument("--configs", default="",
+                   help='stage id -> template arguments as JSON, e.g. {"vec_realigned": ["32", "16", "512"]}: '
+                        "the configuration `run` chose for this shape instead of the manifest's")
     args = p.parse_args(argv)
     if args.mode == "profile" and not (args.size and args.dtype and args.stages):
         p.error("profile needs --size, --dtype and --stages")
@@ -115,13 +118,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.mode == "experiment":
         return run_experiment(case, args.experiment)
     size = case.size(json.loads(args.size))
-    module, names = compile_module(case, args.dtype)
-    kernels = Kernels(module, names, args.dtype, case)
+    configs = {k: tuple(str(a) for a in v) for k, v in json.loads(args.configs or "{}").items()}
     stages = []
     for item in args.stages.split(","):
         label, _, kernel_of = item.partition(":")
         st = case.manifest.stage(kernel_of or label)
-        stages.append(replace(st, id=label) if kernel_of else st)
+        st = replace(st, id=label) if kernel_of else st
+        stages.append(replace(st, targs=configs[st.id]) if st.id in configs else st)
+    module, names = compile_module(case, args.dtype, extra=tuple(s for s in stages if s.id in configs))
+    kernels = Kernels(module, names, args.dtype, case)
     results = (profile_launches if args.mode == "profile" else sanitize_launches)(kernels, stages, size)
     bad = [v for v in results if not v.correct]
     for v in bad:

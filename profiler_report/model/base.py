@@ -317,6 +317,21 @@ class Case:
         """The stages against the case's peers at one size (GPU): bench.json's content."""
         return self._bench("peers to time").bench_at(self, size, dtype, repeats, stages, provenance)
 
+    def has_config_candidates(self, stage: Stage, dtype: str) -> bool:
+        """Whether ``run`` chooses ``stage``'s configuration for its shape by timing candidates
+        (the bench module's ``config_candidates``); False for a case without them."""
+        if not self.bench_module:
+            return False
+        mod = importlib.import_module(self.bench_module)
+        return hasattr(mod, "config_candidates") and bool(mod.config_candidates(self, stage, dtype))
+
+    def choose_configs(self, size: Size, dtype: str, repeats: int, stage: Stage) -> dict[str, Any] | None:
+        """Time ``stage``'s candidate configurations at ``size`` and choose one the way the bench
+        sweep does per point (GPU; the bench module's ``run_choice``): a record with ``stage``,
+        ``chosen``, ``targs``, ``chosen_us``, ``runner_up``, ``runner_up_us``, ``default``, ``how``;
+        None when no candidate ran correctly."""
+        return self._bench("configuration candidates").run_choice(self, size, dtype, repeats, stage)
+
     def bench(self, *, quick: bool, repeats: int) -> list[Any]:
         """Time the stages against the case's ceilings and peers (GPU); rows for bench.json."""
         return self._bench("benchmark").run_all(self, quick=quick, repeats=repeats)

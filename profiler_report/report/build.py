@@ -31,6 +31,7 @@ from profiler_report.report.guard import refuse_live_overwrite
 from profiler_report.report.html import write_outputs
 from profiler_report.report.notes import capture_provenance, page_notes
 from profiler_report.report.page import PageInputs, build_page
+from profiler_report.report.reuse_marks import reuse_marks
 from profiler_report.util.timer import StepTimer
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def _inputs(run: Run, live: bool, capture_label: str | None) -> PageInputs:
                       side.sweep, notes=[*page_notes(prov, run.capture),
                                          *(run.analysis.coverage.notes() if run.analysis.coverage else []),
                                          *_mixed_note(run.analysis.mixed)],
-                      sanitizer=side.sanitizer)
+                      sanitizer=side.sanitizer, reuse=reuse_marks(Path(run.path).parent))
 
 
 def _mixed_note(mixed: dict[str, str]) -> list[str]:
@@ -189,7 +190,8 @@ def counterless_inputs(folder: Path, side: Sidecars, live: bool = True, case: Ca
                  counters=reason, dtype=str(prov.get("dtype", "float32")))
     note = counters_note(reason)
     return PageInputs(analysis, prov, story, case, None, side.timings, side.validation, side.bench, side.sweep,
-                      counters=reason, notes=[note, *page_notes(prov)], sanitizer=side.sanitizer, notices=[note])
+                      counters=reason, notes=[note, *page_notes(prov)], sanitizer=side.sanitizer, notices=[note],
+                      reuse=reuse_marks(folder))
 
 
 def render_timings_only(folder: Path, out: Path | None = None, live: bool = True,

@@ -74,6 +74,8 @@ class Page:
     notices: tuple[str, ...] = ()
     #: Metrics the capture lacks (metric, how to collect it): one folded line above the ladder.
     missing: tuple[tuple[str, str], ...] = ()
+    #: A live run's reused results (:class:`~profiler_report.report.reuse_marks.ReuseMarks`); None: none recorded.
+    reuse: Any = None
 
     def section(self, anchor: str) -> Any:
         """The whole-run section with ``anchor`` ("peers", "sweep", ...); None when the page has none."""
@@ -108,6 +110,7 @@ class PageInputs:
     comparison_note: str = ""
     sanitizer: dict[str, Any] | None = None  # sanitizer.json (live/sanitizer.py); None: not run
     notices: list[str] = field(default_factory=list)  # shown under the banner (counters unavailable)
+    reuse: Any = None  # report.reuse_marks.ReuseMarks (reuse.json); None: none recorded
 
 
 def ladder_table(lad: Ladder, summary: pd.DataFrame, rules: CellRules) -> LadderTable:
@@ -182,7 +185,7 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
         headline=story.ladder.headline, ladder=table,
         overview_svg=scope_ids(drawn.get("bandwidth") or "", "overview-"), sanitizer_line=sanitizer_line,
         stages=_stages(inp, rules, drawn), sections=tuple(s for s in sections if s is not None),
-        notices=tuple(inp.notices), missing=tuple(a.missing),
+        notices=tuple(inp.notices), missing=tuple(a.missing), reuse=inp.reuse,
     )
 
 

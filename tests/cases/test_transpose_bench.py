@@ -246,3 +246,25 @@ def test_pairs_can_keep_an_output_each_as_the_recorded_experiments_ran():
     pairs = bench.make_pairs(CASE, NumpyCupy(), 31, 65, "float32", 3, shared_output=False)
     outs = [dst for _, dst in pairs]
     assert len({id(o) for o in outs}) == 3 and all(o.shape == (65, 31) for o in outs)
+
+
+def test_run_chooses_with_the_sweeps_rule_and_names_the_runner_up(monkeypatch):
+    # Test values: OTHER 10.6 us beats the default's 11.0 beyond the spread; every other candidate 12.0.
+    _install(monkeypatch, TIMES, l2_bytes=0)
+    monkeypatch.setattr(bench, "warm_sm_clocks", lambda cupy, pairs: None)
+    rec = CASE.choose_configs({"rows": 33, "cols": 65}, "float32", 20, CHOSEN)
+    assert rec is not None and rec["chosen"] == _cfg(OTHER) and tuple(rec["targs"]) == OTHER
+    assert rec["chosen_us"] == pytest.approx(10.6) and rec["runner_up"] == _cfg(DEFAULT)
+    assert rec["runner_up_us"] == pytest.approx(11.0) and rec["default_us"] == pytest.approx(11.0)
+    assert rec["candidates"] == len([c for c in bench.CONFIGS if realigned_rows_fit(c[0], 4)])
+    assert "median is above its p90" in rec["how"]
+    assert CASE.has_config_candidates(CHOSEN, "float32")
+    assert not CASE.has_config_candidates(CASE.manifest.stages[0], "float32")
+
+
+def test_run_keeps_the_default_within_the_spread(monkeypatch):
+    _install(monkeypatch, {**TIMES, _expr(OTHER): 10.9}, l2_bytes=0)  # 10.9 vs 11.0: within p10-p90
+    monkeypatch.setattr(bench, "warm_sm_clocks", lambda cupy, pairs: None)
+    rec = CASE.choose_configs({"rows": 33, "cols": 65}, "float32", 20, CHOSEN)
+    assert rec is not None and rec["chosen"] == rec["default"] == _cfg(DEFAULT)
+    assert rec["runner_up"] == _cfg(OTHER)

@@ -259,7 +259,7 @@ def test_a_finding_marks_the_stage_wrong_untimed_and_stated_in_report_and_json(e
     install_fake_gpu(monkeypatch)
     line = "Error: Race reported between Write access at transpose_smem<float>+0x100 and Read access at ..."
     monkeypatch.setattr(session.san, "resolve", lambda wanted: ("/fake/compute-sanitizer", ""))
-    monkeypatch.setattr(session.san, "sanitize", lambda exe, ref, size, text, dtype, stages, timeout, folder:
+    monkeypatch.setattr(session.san, "sanitize", lambda exe, ref, size, text, dtype, stages, timeout, folder, **kw:
                         _doc(list(stages), {"smem": line}))
     cfg = RunConfig(size={"rows": 64, "cols": 64}, dtype="float32", counters=False)
     with pytest.raises(KernelIncorrectError, match="compute-sanitizer at 67x133"):

@@ -255,3 +255,29 @@ def test_commit_named_in_the_environment_wins_over_a_stale_checkout(monkeypatch,
     monkeypatch.setenv("PROFILER_REPORT_COMMIT", "0123456789ab")
     assert git_commit(tmp_path) == "0123456789ab"
     assert git_commit(Path(__file__).parents[1]) == "0123456789ab"
+
+
+def test_a_second_run_reuses_the_capture_and_validation_and_times_again(tmp_path, monkeypatch):
+    from profiler_report.live import reuse
+
+    install_fake_gpu(monkeypatch)
+    cfg = _cfg(ncu=str(fake_ncu_writing(tmp_path / "bin", REPORT, [NCU_CONNECTED])), stages=["naive", "smem"])
+    live_run(cfg, tmp_path / "a", render=lambda _folder: None)
+    # ncu now fails if it is started at all: everything it would profile must come from the cache
+    again = RunConfig(**{**cfg.__dict__, "ncu": str(fake_ncu_printing(tmp_path / "bin2", [NCU_CONNECTED], 9))})
+    live_run(again, tmp_path / "b", render=lambda _folder: None)
+    doc = json.loads((tmp_path / "b" / "reuse.json").read_text())
+    assert {(r["what"], r["stage"]) for r in doc["reused"]} == {
+        (w, s) for w in ("profile", "validation") for s in ("naive", "smem", "copy")}
+    assert doc["retimed"] == ["memcpy", "naive", "smem", "copy"]
+    assert (tmp_path / "b" / "profile.ncu-rep").read_bytes() == (tmp_path / "a" / "profile.ncu-rep").read_bytes()
+    # the smem kernel edited: it alone is profiled again; the ladder comes from both captures
+    real = reuse.stage_key
+    monkeypatch.setattr(reuse, "stage_key", lambda case, stage, *a, **kw: {**real(case, stage, *a, **kw), "x": 1}
+                        if stage.id == "smem" else real(case, stage, *a, **kw))
+    live_run(cfg, tmp_path / "c", render=lambda _folder: None)
+    parts = json.loads((tmp_path / "c" / "profile-parts.json").read_text())["parts"]
+    assert [p["stages"] for p in parts] == [["naive"], ["smem"], ["copy"]]
+    assert parts[1]["file"] == "profile.ncu-rep" and parts[0]["file"] == parts[2]["file"] != "profile.ncu-rep"
+    with pytest.raises(NcuFailedError):  # --fresh: every stage profiled again (and ncu fails here)
+        live_run(RunConfig(**{**again.__dict__, "fresh": True}), tmp_path / "d", render=lambda _folder: None)

@@ -278,6 +278,40 @@ def _config_rows(point: Point, k: Kernels, case: Case, candidates: list[Stage]) 
                              note=f"configuration {chosen.config} chosen at this point: {how}")]
 
 
+def config_candidates(case: Case, stage: Stage, dtype: str) -> list[Stage]:
+    """``stage``'s candidate configurations for ``run`` (those the sweep times per point:
+    :func:`config_stages`); [] for a stage whose configuration is not chosen per shape."""
+    return config_stages(case, dtype) if stage.launch == CONFIG_LAUNCH else []
+
+
+def run_choice(case: Case, size: dict[str, int], dtype: str, repeats: int, stage: Stage, warmup: int = 5,
+               buffers: int = 3) -> dict[str, Any] | None:
+    """``run``'s choice of ``stage``'s configuration at ``size``: the sweep's own rule, by the same
+    function (:func:`_config_rows`, which calls :func:`choose_config`), on the same buffers
+    (:func:`make_pairs`) after the same clock warm-up. A record (see
+    :meth:`~profiler_report.model.base.Case.choose_configs`); None when no candidate ran correctly."""
+    cupy = import_cupy()
+    rows, cols = size["rows"], size["cols"]
+    candidates = config_candidates(case, stage, dtype)
+    module, names = compile_module(case, dtype, extra=tuple(candidates))
+    k = Kernels(module, names, dtype, case)
+    pairs = make_pairs(case, cupy, rows, cols, dtype, buffers)
+    warm_sm_clocks(cupy, pairs)
+    out = _config_rows(cupy, k, case, candidates, pairs, rows, cols, repeats, warmup, device_info()["l2_bytes"])
+    timed = [r for r in out if r.kind == "config" and r.median_us == r.median_us]
+    chosen = next((r for r in timed if r.chosen), None)
+    if chosen is None:
+        return None
+    runner = min((r for r in timed if r is not chosen), key=lambda r: r.median_us, default=None)
+    default = f"[{','.join(stage.targs)}]"
+    dflt = next((r for r in timed if r.config == default), None)
+    return {"stage": stage.id, "chosen": chosen.config, "targs": chosen.config.strip("[]").split(","),
+            "chosen_us": chosen.median_us, "chosen_p10_us": chosen.p10_us, "chosen_p90_us": chosen.p90_us,
+            "runner_up": runner.config if runner else "", "runner_up_us": runner.median_us if runner else None,
+            "default": default, "default_us": dflt.median_us if dflt else None,
+            "candidates": len(timed), "how": out[-1].note, "size": dict(size), "dtype": dtype}
+
+
 def _timed(rows: list[TransposeRow], config: str) -> bool:
     return any(r.config == config and r.median_us == r.median_us for r in rows)
 

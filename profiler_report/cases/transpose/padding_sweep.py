@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from profiler_report.cases.transpose.banks import column_read, row_store
-from profiler_report.cases.transpose.padding_points import POINTS, SIZE, Point
+from profiler_report.cases.transpose.padding_points import POINTS, SIZE, SOURCE, Point
 from profiler_report.metrics import headline_row
 from profiler_report.model.experiment import Experiment, ExperimentRow, ExperimentTable
 from profiler_report.util.fmt import fmt
@@ -114,6 +114,8 @@ class PaddingSweep(Experiment):
     """The padding sweep of the transpose case (see the module docstring)."""
 
     id = "padding_sweep"
+    #: The kernel files its points are built from (the result cache keys the sweep on them).
+    source_files = (SOURCE,)
     title = "Padding sweep: the bank model against the hardware"
     #: Only what the table needs: per-instruction wavefronts (MemoryWorkloadAnalysis_Tables's
     #: metrics), excessive and ideal wavefronts (SourceCounters), the duration.
