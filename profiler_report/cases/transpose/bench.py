@@ -287,17 +287,14 @@ def config_candidates(case: Case, stage: Stage, dtype: str) -> list[Stage]:
 def run_choice(case: Case, size: dict[str, int], dtype: str, repeats: int, stage: Stage, warmup: int = 5,
                buffers: int = 3) -> dict[str, Any] | None:
     """``run``'s choice of ``stage``'s configuration at ``size``: the sweep's own rule, by the same
-    function (:func:`_config_rows`, which calls :func:`choose_config`), on the same buffers
-    (:func:`make_pairs`) after the same clock warm-up. A record (see
+    function (:func:`_config_rows`, which calls :func:`choose_config`), at the same timing point
+    (:func:`_point`: the same buffers after the same clock warm-up). A record (see
     :meth:`~profiler_report.model.base.Case.choose_configs`); None when no candidate ran correctly."""
-    cupy = import_cupy()
     rows, cols = size["rows"], size["cols"]
     candidates = config_candidates(case, stage, dtype)
     module, names = compile_module(case, dtype, extra=tuple(candidates))
     k = Kernels(module, names, dtype, case)
-    pairs = make_pairs(case, cupy, rows, cols, dtype, buffers)
-    warm_sm_clocks(cupy, pairs)
-    out = _config_rows(cupy, k, case, candidates, pairs, rows, cols, repeats, warmup, device_info()["l2_bytes"])
+    out = _config_rows(_point(case, rows, cols, dtype, repeats, warmup, buffers), k, case, candidates)
     timed = [r for r in out if r.kind == "config" and r.median_us == r.median_us]
     chosen = next((r for r in timed if r.chosen), None)
     if chosen is None:
