@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 REGISTRY = {
     "transpose": "profiler_report.cases.transpose",
     "reduction": "profiler_report.cases.reduction",
+    "gemm": "profiler_report.cases.gemm",
 }
 DEFAULT_CASE = "transpose"
 
