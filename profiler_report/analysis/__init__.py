@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from profiler_report.analysis.findings import rule_changes
+from profiler_report.analysis.roofline import roofline_table
 from profiler_report.analysis.stages import assign_stages
 from profiler_report.analysis.summary import add_timings, missing_metrics, stall_table, summarize
 from profiler_report.analysis.verdicts import (
@@ -37,6 +38,8 @@ class Analysis:
     #: Stage id -> its manifest entry (title, change, expected effects): the case's, or those of
     #: ``--expect FILE`` for a capture made elsewhere; {} when neither is known.
     stage_info: dict[str, Stage] = field(repr=False, default_factory=dict)
+    #: One row per launch: achieved FLOP/s, intensities, roofs (:func:`~.roofline.roofline_table`).
+    roofline: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
 
 
 def analyze(capture: Capture, manifest: Manifest | None = None, labels: list[tuple[str, str]] | None = None,
@@ -71,4 +74,4 @@ def analyze(capture: Capture, manifest: Manifest | None = None, labels: list[tup
         if not capture.rules.empty else capture.rules.assign(stage=[])
     return Analysis(summary, stall_table(capture, stages), deltas(summary), expectations,
                     rule_changes(capture, stages), rules, verdicts, missing_metrics(capture), stages,
-                    {st.id: st for st in expected})
+                    {st.id: st for st in expected}, roofline_table(capture, summary))

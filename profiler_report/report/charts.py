@@ -6,6 +6,7 @@ import io
 import math
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -209,6 +210,10 @@ def capture_chart_jobs(analysis: Analysis, timings: list[dict[str, Any]] | None 
     jobs: dict[str, ChartJob] = {
         "bandwidth": (bandwidth_charts, (bandwidth_chart_data(summary, timings), [None, *stage_ids])),
     }
+    if not analysis.roofline.empty:
+        from profiler_report.report import roofline
+
+        jobs["roofline"] = (roofline.draw, (roofline.chart_data(analysis.roofline),))
     xmax = stall_axis_max(analysis.stalls)
     for sid in stage_ids:
         jobs[f"stalls:{sid}"] = (draw_stalls, (stall_chart_data(analysis.stalls, sid, STALL_TOP), sid, xmax))
@@ -228,6 +233,8 @@ def attach_charts(page: Page, drawn: dict[str, Any], counters: str = "") -> None
     page.peers_svg = scope_ids(drawn.get("peers") or "", "peers-")
     page.sweep_svg = scope_ids(drawn.get("sweep") or "", "sweep-")
     page.shapes_svg = scope_ids(drawn.get("shapes") or "", "shapes-")
+    if page.roofline is not None:
+        page.roofline = replace(page.roofline, svg=scope_ids(drawn.get("roofline") or "", "roofline-"))
 
 
 def chart_jobs(analysis: Analysis, timings: list[dict[str, Any]] | None = None,

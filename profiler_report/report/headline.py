@@ -79,6 +79,8 @@ def table_of_contents(page: Page) -> list[tuple[str, str]]:
     """(anchor id, title) of every section the page shows, in page order.
     A section added to the template is added here too (the browser test checks every link resolves)."""
     toc = [("environment", "Where these numbers come from"), ("summary", "Summary")]
+    if page.roofline is not None:
+        toc.append((page.roofline.anchor, page.roofline.title))
     if page.comparison:
         toc.append(("comparison", "Compared with the baseline"))
     if page.peers_rows:

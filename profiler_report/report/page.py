@@ -25,6 +25,7 @@ from profiler_report.report.articles import add_articles
 from profiler_report.report.cells import CellRules, cell, cell_rules, summary_cells
 from profiler_report.report.charts import attach_charts, stall_axis_max
 from profiler_report.report.headline import headline, peers_run_note, table_of_contents
+from profiler_report.report.roofline import Roofline, roofline_section
 from profiler_report.report.tables import (
     bench_rows,
     pct_label,
@@ -128,6 +129,7 @@ class Page:
     sanitizer_rows: list[dict[str, Any]] = field(default_factory=list)  # sanitizer.json's stages
     sanitizer_tools: list[str] = field(default_factory=list)
     sanitizer_other: list[str] = field(default_factory=list)
+    roofline: Roofline | None = None  # report.roofline.roofline_section: the chart filled by attach_charts
 
 
 _FORMATTER = HtmlFormatter(noclasses=True, nowrap=False, style="friendly")
@@ -342,6 +344,7 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
         sanitizer_rows=list((inp.sanitizer or {}).get("stages", [])),
         sanitizer_tools=[str(t.get("tool")) for t in (inp.sanitizer or {}).get("tools", [])],
         sanitizer_other=[str(o) for o in (inp.sanitizer or {}).get("other", [])],
+        roofline=roofline_section(a.roofline, ""),
     )
     add_articles(page, inp)
     page.toc = table_of_contents(page)
