@@ -23,8 +23,8 @@ STAGES = list({s.name_expression("float"): s for s in _ALL}.values())
 def entries(tmp_path_factory):
     nvcc = _require_nvcc()
     lines = [f'#include "{CASE.manifest.source}"']
-    lines += [f"template __global__ void {s.name_expression('float')}(const float*, const float*, float*, int, int, int);"
-              for s in STAGES]
+    args = "(const float*, const float*, float*, int, int, int)"
+    lines += [f"template __global__ void {s.name_expression('float')}{args};" for s in STAGES]
     log = _ptxas(nvcc, tmp_path_factory.mktemp("nvcc") / "gemm.cu", lines)
     out = []
     for block in log.split("Compiling entry function ")[1:]:

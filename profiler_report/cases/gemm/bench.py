@@ -4,8 +4,10 @@ float32), all event-timed the same way in the same process; a tile-shape sweep o
 stage. GPU only. Work counted: 2 M N K flops; TFLOP/s = that over the median time.
 
 Every row is checked first (random input, poisoned output, the case's float64 reference and
-gamma_K bound): a wrong one is reported WRONG, never timed. TF32 is refused for every peer: the
-case is float32 on the CUDA cores (a TF32 result fails the bound at K = 4096 anyway).
+gamma_K bound): a wrong one is reported WRONG, never timed. TF32 is switched off for every peer
+(torch ``allow_tf32 = False``, Triton ``input_precision="ieee"``, ``CUPY_TF32`` refused): the case is
+float32 on the CUDA cores, and the worst-case bound, which proves a result right, cannot tell a
+TF32 product from a float32 one at these sizes.
 """
 
 from __future__ import annotations
