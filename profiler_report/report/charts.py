@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from profiler_report.analysis import Analysis
+from profiler_report.report import roofline
 from profiler_report.report.tables import shape_table, sweep_table
 from profiler_report.util.fmt import fmt
 
@@ -211,8 +212,6 @@ def capture_chart_jobs(analysis: Analysis, timings: list[dict[str, Any]] | None 
         "bandwidth": (bandwidth_charts, (bandwidth_chart_data(summary, timings), [None, *stage_ids])),
     }
     if not analysis.roofline.empty:
-        from profiler_report.report import roofline
-
         jobs["roofline"] = (roofline.draw, (roofline.chart_data(analysis.roofline),))
     xmax = stall_axis_max(analysis.stalls)
     for sid in stage_ids:

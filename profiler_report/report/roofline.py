@@ -9,6 +9,7 @@ in a note with its DRAM throughput instead.
 
 from __future__ import annotations
 
+import io
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -54,13 +55,32 @@ def chart_data(table: pd.DataFrame) -> RooflineChartData:
     )
 
 
+def _pyplot() -> Any:
+    """matplotlib.pyplot on Agg with the page's SVG settings (as report/charts.py sets them; this
+    module sits below charts.py, which lists its job)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams["svg.fonttype"] = "none"
+    plt.rcParams["svg.hashsalt"] = "profiler-report"
+    return plt
+
+
+def _svg(plt: Any, fig: Any) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
 def draw(data: RooflineChartData) -> str:
     """The log-log chart as SVG text; "" when no launch has a point to place."""
-    from profiler_report.report.charts import _svg, pyplot
-
     if data.points.empty:
         return ""
-    plt = pyplot()
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.0, 4.6))
     fig.subplots_adjust(left=0.12, right=0.70, top=0.95, bottom=0.12)
     lo = min(float(data.points["ai"].min()) / 4, 0.05)
@@ -92,7 +112,7 @@ def draw(data: RooflineChartData) -> str:
     ax.set_ylabel("achieved FLOP/s")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
-    return _svg(fig)
+    return _svg(plt, fig)
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from profiler_report.cases.base import Case, Comparison, Launch, Size, Step, Work
 from profiler_report.cases.gemm import launch as geo
-from profiler_report.cases.manifest import Stage
+from profiler_report.model.base import Case, Comparison, Launch, Size, Step, Work
+from profiler_report.model.manifest import Stage
 
 #: float32 unit roundoff.
 U32 = 2.0 ** -24

@@ -18,12 +18,12 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from profiler_report.analysis.verdicts import slower_beyond_spread
-from profiler_report.cases.base import Case, Size
 from profiler_report.cases.gemm import views
-from profiler_report.cases.manifest import Stage
 from profiler_report.live.fanout import SweepPoint
 from profiler_report.live.gpu import event_times_us, import_cupy, poison
 from profiler_report.live.kernels import Kernels, compile_module
+from profiler_report.model.base import Case, Size
+from profiler_report.model.manifest import Stage
 
 #: fn(src, dst): C = A B from the input buffer into dst (M * N float32).
 Fn = Callable[[Any, Any], None]

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import math
 
-from profiler_report.cases.base import Launch
-from profiler_report.cases.manifest import Stage
+from profiler_report.model.base import Launch
+from profiler_report.model.manifest import Stage
 
 #: Words before A in the input buffer: M, N, K as float32 (exact up to 2^24), then padding.
 HEADER = 64
