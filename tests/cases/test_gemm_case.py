@@ -84,14 +84,29 @@ def test_wrong_results_fail_with_where_and_what(product):
     assert CASE.compare(NP, poisoned, ref).mismatches == poisoned.size
 
 
-def test_the_worst_case_bound_does_not_tell_tf32_from_float32(product):
-    """TF32 inputs (10 mantissa bits) stay inside gamma_K * sum |a||b| at K = 4096: the bound
-    proves a result right, it cannot prove the precision used. So the peers are set to float32
-    explicitly (torch allow_tf32 = False, CUPY_TF32 refused) rather than trusted to fail."""
-    src, a, b, ref = product
-    def tf32(x):
-        return (x.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
-    assert CASE.compare(NP, (tf32(a) @ tf32(b)).ravel(), ref).ok
+def _tf32(x):
+    """float32 rounded to TF32's 10 mantissa bits (to nearest, ties to even)."""
+    i = x.view(np.uint32).astype(np.uint64)
+    return (((i + 0x0FFF + ((i >> 13) & 1)) & 0xFFFFE000).astype(np.uint32)).view(np.float32)
+
+
+@pytest.mark.parametrize("k", [1, 67, 1000, 4096, 16384])
+def test_float32_in_any_order_passes_and_tf32_fails(k):
+    """The worst-case bound alone lets TF32 through at large K; the rms check (RMS_LIMIT_U) does
+    not: float32 leaves about 0.5 u, TF32 46 u or more."""
+    size = {"m": 40, "n": 24, "k": k}
+    src = CASE.make_input(NP, size, "float32", seed=k)
+    a, b = views(src, 40, 24, k)
+    ref = CASE.reference(NP, CASE.manifest.stages[0], src)
+    seq = np.zeros((40, 24), np.float32)
+    for i in range(k):  # one thread's order: C += a[:, i] b[i, :], rounded each step
+        seq = (seq + a[:, i:i + 1] * b[i:i + 1, :]).astype(np.float32)
+    assert CASE.compare(NP, (a @ b).ravel(), ref).ok and CASE.compare(NP, seq.ravel(), ref).ok
+    tf32 = (_tf32(a) @ _tf32(b)).ravel()
+    got = CASE.compare(NP, tf32, ref)
+    assert not got.ok
+    if k >= 1000:  # inside the worst-case bound: only the rms check catches it
+        assert "rms error" in got.expected
 
 
 def test_bench_table_names_the_fastest_shape():
