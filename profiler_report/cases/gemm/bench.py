@@ -6,8 +6,8 @@ stage. GPU only. Work counted: 2 M N K flops; TFLOP/s = that over the median tim
 Every row is checked first (random input, poisoned output, the case's float64 reference and
 gamma_K bound): a wrong one is reported WRONG, never timed. TF32 is switched off for every peer
 (torch ``allow_tf32 = False``, Triton ``input_precision="ieee"``, ``CUPY_TF32`` refused): the case is
-float32 on the CUDA cores, and the worst-case bound, which proves a result right, cannot tell a
-TF32 product from a float32 one at these sizes.
+float32 on the CUDA cores, and the case's comparison marks a TF32 result WRONG (its rms check: the
+worst-case bound alone cannot tell TF32 from float32 at large K).
 """
 
 from __future__ import annotations
