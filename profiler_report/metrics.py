@@ -497,8 +497,10 @@ NCU_METRICS: tuple[NcuMetric, ...] = (
     NcuMetric("l1tex__t_sector_hit_rate.pct", "--section MemoryWorkloadAnalysis (--set full)", unit="%"),
     NcuMetric("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", _FULL_MWT),
     NcuMetric("l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", _FULL_MWT),
-    *(NcuMetric(name, _ROOF, unit=unit) for name, unit in ROOFLINE_METRICS),
 )
+# The roofline's metrics that no formula above reads already (dram__bytes.sum.per_second is listed once).
+NCU_METRICS += tuple(NcuMetric(name, _ROOF, unit=unit) for name, unit in ROOFLINE_METRICS
+                     if name not in {m.name for m in NCU_METRICS})
 NCU_BY_NAME = {m.name: m for m in NCU_METRICS}
 #: ncu metric -> the ncu option that collects it.
 COLLECTED_BY = {m.name: m.collected_by for m in NCU_METRICS}

@@ -51,6 +51,16 @@ __device__ __forceinline__ void store4(T* __restrict__ p, int r, int c, int rows
     if (c + 3 < cols) p[base + c + 3] = v.w;
 }
 
+// Four values of a 16-byte shared load into a register array (component-wise: a register array has
+// no 16-byte alignment to rely on).
+__device__ __forceinline__ void put4(float* r, float4 v)
+{
+    r[0] = v.x;
+    r[1] = v.y;
+    r[2] = v.z;
+    r[3] = v.w;
+}
+
 // stage: naive
 // One thread per element of C; threadIdx.x walks down the rows, so the 32 lanes of a warp read
 // 32 different rows of A (a sector each) and the same word of B.
@@ -249,11 +259,9 @@ gemm_vectorized(const T* __restrict__ A, const T* __restrict__ B, T* __restrict_
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
 #pragma unroll
-            for (int i = 0; i < TM; i += 4)
-                *reinterpret_cast<float4*>(&rm[i]) = *reinterpret_cast<const float4*>(&As[k * BM + trow * TM + i]);
+            for (int i = 0; i < TM; i += 4) put4(&rm[i], *reinterpret_cast<const float4*>(&As[k * BM + trow * TM + i]));
 #pragma unroll
-            for (int j = 0; j < TN; j += 4)
-                *reinterpret_cast<float4*>(&rn[j]) = *reinterpret_cast<const float4*>(&Bs[k * BN + tcol * TN + j]);
+            for (int j = 0; j < TN; j += 4) put4(&rn[j], *reinterpret_cast<const float4*>(&Bs[k * BN + tcol * TN + j]));
 #pragma unroll
             for (int i = 0; i < TM; ++i) {
 #pragma unroll
@@ -310,11 +318,9 @@ gemm_conflict_free(const T* __restrict__ A, const T* __restrict__ B, T* __restri
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
 #pragma unroll
-            for (int i = 0; i < TM; i += 4)
-                *reinterpret_cast<float4*>(&rm[i]) = *reinterpret_cast<const float4*>(&As[k * LDA + trow * TM + i]);
+            for (int i = 0; i < TM; i += 4) put4(&rm[i], *reinterpret_cast<const float4*>(&As[k * LDA + trow * TM + i]));
 #pragma unroll
-            for (int j = 0; j < TN; j += 4)
-                *reinterpret_cast<float4*>(&rn[j]) = *reinterpret_cast<const float4*>(&Bs[k * BN + tcol * TN + j]);
+            for (int j = 0; j < TN; j += 4) put4(&rn[j], *reinterpret_cast<const float4*>(&Bs[k * BN + tcol * TN + j]));
 #pragma unroll
             for (int i = 0; i < TM; ++i) {
 #pragma unroll
@@ -409,15 +415,15 @@ gemm_warptile(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ 
             for (int wm = 0; wm < WMITER; ++wm) {
 #pragma unroll
                 for (int i = 0; i < TM; i += 4)
-                    *reinterpret_cast<float4*>(&rm[wm * TM + i]) = *reinterpret_cast<const float4*>(
-                        &as[k * LDA + wrow * WM + wm * WSUBM + trow * TM + i]);
+                    put4(&rm[wm * TM + i],
+                         *reinterpret_cast<const float4*>(&as[k * LDA + wrow * WM + wm * WSUBM + trow * TM + i]));
             }
 #pragma unroll
             for (int wn = 0; wn < WNITER; ++wn) {
 #pragma unroll
                 for (int j = 0; j < TN; j += 4)
-                    *reinterpret_cast<float4*>(&rn[wn * TN + j]) = *reinterpret_cast<const float4*>(
-                        &bs[k * BN + wcol * WN + wn * WSUBN + tcol * TN + j]);
+                    put4(&rn[wn * TN + j],
+                         *reinterpret_cast<const float4*>(&bs[k * BN + wcol * WN + wn * WSUBN + tcol * TN + j]));
             }
 #pragma unroll
             for (int i = 0; i < WMITER * TM; ++i) {
