@@ -137,7 +137,8 @@ def roofline_table(capture: Capture, summary: pd.DataFrame) -> pd.DataFrame:
     metrics (not ``--set full``) gives NaN rows, which the chart leaves out."""
     wide = capture.wide()
     rows = []
-    for r in summary.itertuples():
-        values = wide.loc[r.launch_id].dropna().to_dict() if r.launch_id in wide.index else {}
-        rows.append({"stage": r.stage, "role": r.role, **roofline_point(values)})
+    for r in summary[["stage", "role", "launch_id"]].to_dict("records"):
+        lid = r["launch_id"]
+        values = {str(k): float(v) for k, v in wide.loc[lid].dropna().items()} if lid in wide.index else {}
+        rows.append({"stage": r["stage"], "role": r["role"], **roofline_point(values)})
     return pd.DataFrame(rows, columns=list(COLUMNS))

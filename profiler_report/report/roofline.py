@@ -38,13 +38,14 @@ class RooflineChartData:
 def chart_data(table: pd.DataFrame) -> RooflineChartData:
     """:class:`RooflineChartData` from a roofline table (its documented columns)."""
     rows = []
-    for r in table.itertuples():
+    records = table.to_dict("records")
+    for r in records:
         for level in MARKERS:
-            ai, y = float(getattr(r, f"ai_{level}")), float(r.flops_per_s)
+            ai, y = float(r[f"ai_{level}"]), float(r["flops_per_s"])
             if math.isfinite(ai) and math.isfinite(y) and ai > 0 and y > 0:
-                rows.append({"stage": r.stage, "role": r.role, "level": level, "ai": ai, "flops_per_s": y})
-    no_work = tuple((str(r.stage), 100 * float(r.dram_bytes_per_s) / float(r.peak_dram_bytes_per_s))
-                    for r in table.itertuples() if r.bound == "no work")
+                rows.append({"stage": r["stage"], "role": r["role"], "level": level, "ai": ai, "flops_per_s": y})
+    no_work = tuple((str(r["stage"]), 100 * float(r["dram_bytes_per_s"]) / float(r["peak_dram_bytes_per_s"]))
+                    for r in records if r["bound"] == "no work")
     return RooflineChartData(
         pd.DataFrame(rows, columns=["stage", "role", "level", "ai", "flops_per_s"]),
         float(table["peak_fp32_flops_per_s"].median()) if len(table) else math.nan,
@@ -101,9 +102,9 @@ def draw(data: RooflineChartData) -> str:
     for i, (stage, grp) in enumerate(data.points.groupby("stage", sort=False)):
         color = "#888888" if grp["role"].iloc[0] == "ceiling" else cmap(i % 10)
         ax.plot(grp["ai"], grp["flops_per_s"], color=color, lw=0.6, alpha=0.6)
-        for g in grp.itertuples():
-            ax.scatter([g.ai], [g.flops_per_s], marker=MARKERS[g.level], color=color, s=22, zorder=3,
-                       label=stage if g.level == "dram" else None)
+        for g in grp.to_dict("records"):
+            ax.scatter([g["ai"]], [g["flops_per_s"]], marker=MARKERS[str(g["level"])], color=color, s=22, zorder=3,
+                       label=stage if g["level"] == "dram" else None)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
@@ -134,10 +135,11 @@ def _rows(table: pd.DataFrame) -> tuple[dict[str, str], ...]:
     def num(x: Any, digits: int = 2) -> str:
         return "n/a" if x is None or not math.isfinite(float(x)) else f"{float(x):.{digits}f}"
 
-    return tuple({"stage": str(r.stage), "tflops": num(r.flops_per_s / 1e12, 3),
-                  "ai_dram": num(r.ai_dram), "ai_l2": num(r.ai_l2), "ai_l1": num(r.ai_l1),
-                  "roof_tflops": num(r.attainable_flops_per_s / 1e12, 2), "pct_of_roof": num(r.pct_of_roof, 1),
-                  "clock_ghz": num(r.sm_clock_hz / 1e9, 3), "bound": str(r.bound)} for r in table.itertuples())
+    return tuple({"stage": str(r["stage"]), "tflops": num(float(r["flops_per_s"]) / 1e12, 3),
+                  "ai_dram": num(r["ai_dram"]), "ai_l2": num(r["ai_l2"]), "ai_l1": num(r["ai_l1"]),
+                  "roof_tflops": num(float(r["attainable_flops_per_s"]) / 1e12, 2),
+                  "pct_of_roof": num(r["pct_of_roof"], 1), "clock_ghz": num(float(r["sm_clock_hz"]) / 1e9, 3),
+                  "bound": str(r["bound"])} for r in table.to_dict("records"))
 
 
 def roofline_section(table: pd.DataFrame, svg: str) -> Roofline | None:
