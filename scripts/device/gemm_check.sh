@@ -5,5 +5,5 @@
 set -o pipefail
 out=${1:?usage: gemm_check.sh OUTDIR}
 mkdir -p "$out"
-python3 -m pytest -q -x -p no:cacheprovider tests/test_gemm_gpu.py 2>&1 | tee "$out/gpu_tests.log"
+python3 -m pytest -q -x -p no:cacheprovider tests/cases/test_gemm_gpu.py 2>&1 | tee "$out/gpu_tests.log"
 python3 -m profiler_report bench --case gemm --quick --out "$out/bench.json" 2>&1 | tee "$out/bench.log"
