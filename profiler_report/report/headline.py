@@ -15,35 +15,48 @@ if TYPE_CHECKING:
     from profiler_report.report.page import Page
 
 
-def _speed(row: pd.Series) -> tuple[str, float]:
-    """A stage's figure of speed, as (how it is named, value): event-timed GB/s, else ncu's DRAM throughput."""
-    for col, unit in (("event_gbps", "GB/s event-timed"), ("dram_throughput_gbps", "GB/s DRAM throughput (ncu)")):
+#: A case's work unit (Case.work_unit) -> the summary columns that state a stage's speed in it, in
+#: order of preference, with how the headline names each, and the column of its % of the ceiling.
+SPEED_COLUMNS = {
+    "GB/s": ((("event_gbps", "GB/s event-timed"), ("dram_throughput_gbps", "GB/s DRAM throughput (ncu)")),
+             "pct_of_memcpy", "memcpy"),
+    "TFLOP/s": ((("event_tflops", "TFLOP/s event-timed"),), "pct_of_copy_kernel", "the ceiling"),
+}
+
+
+def _speed(row: pd.Series, work_unit: str = "GB/s") -> tuple[str, float]:
+    """A stage's figure of speed in the case's work unit, as (how it is named, value): GB/s
+    event-timed, else ncu's DRAM throughput; TFLOP/s event-timed."""
+    for col, unit in SPEED_COLUMNS[work_unit][0]:
         v = float(row.get(col, math.nan))
         if math.isfinite(v):
             return unit, v
     return "", math.nan
 
 
-def headline(summary: pd.DataFrame, wrong: frozenset[str] = frozenset()) -> str:
-    """The whole ladder in one sentence: the first and the last stage's speed (event-timed GB/s,
-    else ncu's DRAM throughput; with % of memcpy where timed), the ratio between them, and the
-    largest step (the previous stage's figure over this one's). "" with fewer than two stages or
-    no speed; a stage that failed validation ends the claim there."""
+def headline(summary: pd.DataFrame, wrong: frozenset[str] = frozenset(), work_unit: str = "GB/s") -> str:
+    """The whole ladder in one sentence: the first and the last stage's speed in the case's work
+    unit (event-timed GB/s, else ncu's DRAM throughput, with % of memcpy where timed; or
+    event-timed TFLOP/s with % of the ceiling), the ratio between them, and the largest step (the
+    previous stage's figure over this one's). "" with fewer than two stages or no speed; a stage
+    that failed validation ends the claim there."""
     stages = summary[(summary["role"] == "stage") & ~summary["stage"].isin(wrong)].reset_index(drop=True)
     if len(stages) < 2:
         return ""
     first, last = stages.iloc[0], stages.iloc[-1]
-    (unit, a), (_, b) = _speed(first), _speed(last)
+    (unit, a), (_, b) = _speed(first, work_unit), _speed(last, work_unit)
     if not unit or not math.isfinite(b):
         return ""
-    d = column_decimals([a, b], "GB/s")
-    pct = "pct_of_memcpy" in stages and math.isfinite(float(last.get("pct_of_memcpy", math.nan)))
+    d = column_decimals([a, b], work_unit)
+    _, pct_col, of = SPEED_COLUMNS[work_unit]
+    pct = pct_col in stages and math.isfinite(float(last.get(pct_col, math.nan)))
 
     def one(row: pd.Series, v: float) -> str:
-        share = f", {fmt(row['pct_of_memcpy'], '%')} of memcpy" if pct else ""
+        share = f", {fmt(row[pct_col], '%')} of {of}" if pct else ""
         return f"{fmt(v, decimals=d)} {unit.split(' ')[0]} ({row['stage']}{share})"
 
-    steps = [(ratio(_speed(stages.iloc[i])[1], _speed(stages.iloc[i - 1])[1]), stages.iloc[i]["stage"])
+    steps = [(ratio(_speed(stages.iloc[i], work_unit)[1], _speed(stages.iloc[i - 1], work_unit)[1]),
+              stages.iloc[i]["stage"])
              for i in range(1, len(stages))]
     steps = [s for s in steps if math.isfinite(s[0])]
     text = (f"{len(stages)} stages take the kernel from {one(first, a)} to {one(last, b)}: "
