@@ -70,3 +70,14 @@ def test_views_split_the_input_as_the_kernels_read_it():
     buf = CASE.make_input(NumpyCupy(), SIZE, "float32", 5)
     a, b = views(buf, 33, 17, 9)
     assert np.shares_memory(a, buf) and np.shares_memory(b, buf) and not np.shares_memory(a, b)
+
+
+def test_cupy_tf32_is_refused_with_its_fix(tmp_path, monkeypatch):
+    from profiler_report.errors import InputError
+
+    install_numpy_gpu(monkeypatch, _kernels())
+    monkeypatch.setenv("CUPY_TF32", "1")
+    src, out = CASE.make_input(NumpyCupy(), SIZE, "float32", 1), np.empty(33 * 17, np.float32)
+    with pytest.raises(InputError) as exc:
+        CASE.steps(CASE.manifest.ceiling, src, out, SIZE, "float32")
+    assert "unset CUPY_TF32" in exc.value.hint

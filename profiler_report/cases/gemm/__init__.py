@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from profiler_report.cases.gemm import launch as geo
+from profiler_report.errors import InputError
 from profiler_report.model.base import Case, Comparison, Launch, Size, Step, Work
 from profiler_report.model.manifest import Stage
 
@@ -121,7 +122,8 @@ class GemmCase(Case):
 
         cupy = import_cupy()
         if os.environ.get("CUPY_TF32", "0") != "0":
-            raise RuntimeError("CUPY_TF32 is set: cupy.matmul would run TF32, not the float32 SGEMM ceiling")
+            raise InputError("CUPY_TF32 is set: cupy.matmul would run TF32, not the float32 SGEMM ceiling",
+                             "unset CUPY_TF32 (or set it to 0) for the gemm case")
         m, n, k = size["m"], size["n"], size["k"]
         a, b = views(inputs, m, n, k)
         c = output.reshape(m, n)
