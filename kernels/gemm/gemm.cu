@@ -345,8 +345,8 @@ gemm_conflict_free(const T* __restrict__ A, const T* __restrict__ B, T* __restri
 // (8 x TM) x (4 x TN): a warp's shared loads of B are 4 consecutive float4s (no bank conflict)
 // and of A 8 float4s, and each thread holds WMITER*TM x WNITER*TN results in registers. The
 // next tile's global loads are issued before the current tile's FFMAs (register prefetch) into
-// the second of two shared buffers: one barrier per tile. The shape (the template) is the
-// fastest of the benchmark's sweep on the H200.
+// the second of two shared buffers: one barrier per tile. The shape is the template; the
+// benchmark's shape sweep times the others.
 template <typename T, int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int NT>
 __global__ void __launch_bounds__(NT)
 gemm_warptile(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M, int N, int K)
