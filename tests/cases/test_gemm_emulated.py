@@ -3,7 +3,8 @@ of kernels/gemm/stages.toml and each swept warptile shape, compiled for the host
 CUDA thread of a block as a std::thread (tests/gemm_host/emulate.cpp), at the grid and block
 the case launches, against a float64 reference within the case's gamma_K bound, its output
 poisoned. This is no GPU validation (the GPU tests are test_gemm_gpu.py): it catches a wrong
-index, a missed edge or a missing barrier without one."""
+index or a missed edge without a GPU, and a missing barrier only when the threads' interleaving
+happens to expose it."""
 
 from __future__ import annotations
 
