@@ -1,7 +1,8 @@
-// Host emulation of kernels/gemm/gemm.cu for the CPU tests (tests/test_gemm_emulated.py): each
-// CUDA thread of a block is a std::thread, __syncthreads() a std::barrier, __shared__ arrays
-// static locals (blocks run one after another). It checks the kernels' index arithmetic, bounds
-// and barriers at any M, N, K, not their speed or the GPU's memory model.
+// Host emulation of kernels/gemm/gemm.cu for the CPU tests (tests/cases/test_gemm_emulated.py):
+// each CUDA thread of a block is a std::thread, __syncthreads() a std::barrier, __shared__ arrays
+// static locals (blocks run one after another). It checks the kernels' index arithmetic and edges
+// at any M, N, K (a missing barrier only when the threads' interleaving exposes it), not their
+// speed or the GPU's memory model.
 //
 // usage: emulate STAGE M N K GX GY BX BY -> prints "max_ratio mismatches" (|C - ref| / bound at the
 // worst element; the bound is gamma_K * sum |a||b|, the case's). The grid and block come from the
