@@ -82,6 +82,23 @@ class Sum(Expr):
 
 
 @dataclass(frozen=True)
+class Product(Expr):
+    """``a * b`` (a per-cycle rate times the cycles elapsed: a count)."""
+
+    a: Expr
+    b: Expr
+
+    def __call__(self, v: Values) -> float:
+        return self.a(v) * self.b(v)
+
+    def text(self) -> str:
+        return f"{_paren(self.a)} * {_paren(self.b)}"
+
+    def needs(self) -> tuple[str, ...]:
+        return (*self.a.needs(), *self.b.needs())
+
+
+@dataclass(frozen=True)
 class Diff(Expr):
     """``a - b``."""
 

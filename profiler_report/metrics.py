@@ -19,7 +19,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from profiler_report.formulas import Diff, Expr, FirstOf, M, Ratio, Scaled, Sum, Values, WhenNonZero
+from profiler_report.formulas import Diff, Expr, FirstOf, M, Product, Ratio, Scaled, Sum, Values, WhenNonZero
 from profiler_report.formulas import ratio as ratio  # re-exported: the readers' and verdicts' division
 
 #: Bytes of one L2/DRAM sector: the denominator of the global-access efficiency.
@@ -70,6 +70,7 @@ _LD_WF, _ST_WF = M("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"), M(
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum")
 _LD_INST, _ST_INST = M("smsp__sass_inst_executed_op_shared_ld.sum"), M("smsp__sass_inst_executed_op_shared_st.sum")
 _DUR = M("gpu__time_duration.sum")
+_FFMA_PER_CYCLE = M("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed")
 _DRAM_RD, _DRAM_WR = M("dram__bytes_read.sum"), M("dram__bytes_write.sum")
 #: Excessive shared wavefronts: ncu's derived metric, else the per-instruction pair it is made of
 #: (equal to it on every launch of the committed captures; the l1tex__data_pipe_* total is not).
@@ -155,6 +156,28 @@ HEADLINE: tuple[Column, ...] = (
            gate=False, why_not_gated=SINGLE_LAUNCH),
     Column("dram_read_pct_peak", "%", "DRAM read throughput (% of peak)", "higher",
            M("dram__bytes_read.sum.pct_of_peak_sustained_elapsed"), gate=False, why_not_gated=SINGLE_LAUNCH),
+    # The compute side (a matrix multiply's story): pipes busy, register reuse, spills.
+    Column("fma_pipe_pct", "%", "FMA pipe busy (% of active cycles)", "higher",
+           M("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"),
+           "cycles the FMA pipe (FFMA, FMUL, FADD, IMAD) was busy, of the SM's active cycles"),
+    Column("fma_inst_pct", "%", "FMA pipe instructions (% of peak issue)", "higher",
+           M("sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active")),
+    Column("tensor_pipe_pct", "%", "tensor pipe busy (% of active cycles)", "higher",
+           M("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active")),
+    Column("gmma_inst_pct", "%", "warpgroup MMA (wgmma) instructions (% of peak issue)", "higher",
+           M("sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active"),
+           "0 for mma.sync (HMMA) and CUDA-core kernels: it tells WGMMA from mma.sync"),
+    Column("sm_throughput_pct", "%", "SM throughput (% of peak)", "higher",
+           M("sm__throughput.avg.pct_of_peak_sustained_elapsed"), gate=False, why_not_gated=SINGLE_LAUNCH),
+    Column("global_load_instructions", "inst", "global load instructions", "lower",
+           M("smsp__sass_inst_executed_op_global_ld.sum")),
+    Column("ffma_per_shared_load", "inst/inst", "FFMA per shared load instruction", "higher",
+           Ratio(Scaled(Product(_FFMA_PER_CYCLE, M("smsp__cycles_elapsed.avg")), 1 / 32, "/ 32"), _LD_INST),
+           "warp FFMA instructions (thread FFMAs per cycle x cycles / 32) per warp shared load: register reuse"),
+    Column("l1_hit_rate_pct", "%", "L1 hit rate (%)", "", M("l1tex__t_sector_hit_rate.pct")),
+    Column("local_sectors", "sector", "local-memory sectors (register spills)", "lower",
+           Sum(M("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum"), M("l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum")),
+           "loads + stores of local memory: 0 without spills or stack arrays"),
 )
 HEADLINE_BY_NAME = {c.name: c for c in HEADLINE}
 #: ncu's own time of a launch: gated as a single profiled launch (every capture has it, with or
@@ -174,6 +197,9 @@ TIMING_COLUMNS: tuple[Column, ...] = (
     Column("event_p90_us", "us", "event p90 (us)", "lower", note="CUDA events: 90th percentile"),
     Column("event_gbps", "GB/s", "event-timed GB/s", "higher",
            note="bytes moved per launch (the case's work model) / event_median_us"),
+    Column("event_tflops", "TFLOP/s", "event-timed TFLOP/s", "higher",
+           note="floating-point operations per launch (the case's work model, 2 M N K for a matrix multiply) / "
+                "event_median_us; NaN where the work model counts none"),
     Column("pct_of_copy_kernel", "%", "% of ceiling kernel", "higher",
            note="event_gbps / GB/s of the case's ceiling kernel"),
     Column("pct_of_memcpy", "%", "% of memcpy", "higher", note="event_gbps / GB/s of cudaMemcpy device-to-device"),
@@ -218,6 +244,34 @@ COUNT_UNITS = frozenset({"", "inst", "sector", "sectors", "wavefront", "request"
 
 _SOL, _MWA = "GPU Speed Of Light Throughput", "Memory Workload Analysis"
 _INST = "--section InstructionStats / MemoryWorkloadAnalysis_Tables"
+_CMP = "--section ComputeWorkloadAnalysis (--set full)"
+_ROOF = "--section SpeedOfLight_RooflineChart (--set full)"
+#: The raw metrics the roofline reads (analysis/roofline.py), with their units: achieved work and
+#: traffic, the peaks and the clocks they are per cycle of. ncu's own roofline sections use them.
+ROOFLINE_METRICS: tuple[tuple[str, str], ...] = (
+    ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed", "inst/cycle"),
+    ("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed", "inst/cycle"),
+    ("derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2", ""),
+    ("smsp__sass_thread_inst_executed_op_dadd_pred_on.sum.per_cycle_elapsed", "inst/cycle"),
+    ("smsp__sass_thread_inst_executed_op_dmul_pred_on.sum.per_cycle_elapsed", "inst/cycle"),
+    ("derived__smsp__sass_thread_inst_executed_op_dfma_pred_on_x2", ""),
+    ("smsp__cycles_elapsed.avg.per_second", "hz"),
+    ("sm__cycles_elapsed.avg.per_second", "hz"),
+    ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", "inst/cycle"),
+    ("dram__bytes.sum.per_second", "byte/s"),
+    ("dram__bytes.sum.peak_sustained", "byte/cycle"),
+    ("dram__cycles_elapsed.avg.per_second", "hz"),
+    ("lts__lts2xbar_cycles_active.sum.per_second", "hz"),
+    ("lts__lts2xbar_cycles_active.sum.peak_sustained", ""),
+    ("lts__cycles_elapsed.avg.per_second", "hz"),
+    ("l1tex__lsu_writeback_active_mem_lgds.sum.per_second", "hz"),
+    ("l1tex__lsu_writeback_active_mem_lgds.sum.peak_sustained", ""),
+    ("l1tex__cycles_elapsed.avg.per_second", "hz"),
+    *((f"sm__ops_path_tensor_op_{p}_sparsity_off.sum.{s}", "")
+      for p in ("hgmma_src_bf16_dst_fp32", "hgmma_src_fp16", "hgmma_src_tf32_dst_fp32", "hmma_src_bf16_dst_fp32",
+                "hmma_src_fp16_dst_fp16", "hmma_src_fp16_dst_fp32", "hmma_src_tf32_dst_fp32")
+      for s in ("per_cycle_elapsed", "peak_sustained")),
+)
 _FULL_SC, _FULL_MWT = "--section SourceCounters (--set full)", "--section MemoryWorkloadAnalysis_Tables (--set full)"
 NCU_METRICS: tuple[NcuMetric, ...] = (
     NcuMetric("gpu__time_duration.sum", "--section SpeedOfLight (in every --set)", (_SOL, "Duration"), "ns"),
@@ -269,7 +323,20 @@ NCU_METRICS: tuple[NcuMetric, ...] = (
               unit="%"),
     NcuMetric("dram__bytes_read.sum.pct_of_peak_sustained_elapsed", "--section MemoryWorkloadAnalysis (--set full)",
               unit="%"),
+    NcuMetric("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", _CMP, unit="%"),
+    NcuMetric("sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active", _CMP, unit="%"),
+    NcuMetric("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active", _CMP, unit="%"),
+    NcuMetric("sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active", _CMP, unit="%"),
+    NcuMetric("smsp__sass_inst_executed_op_global_ld.sum", _INST),
+    NcuMetric("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed", _ROOF, unit="inst/cycle"),
+    NcuMetric("smsp__cycles_elapsed.avg", "--section SpeedOfLight", unit="cycle"),
+    NcuMetric("l1tex__t_sector_hit_rate.pct", "--section MemoryWorkloadAnalysis (--set full)", unit="%"),
+    NcuMetric("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", _FULL_MWT),
+    NcuMetric("l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", _FULL_MWT),
 )
+# The roofline's metrics that no formula above reads already (dram__bytes.sum.per_second is listed once).
+NCU_METRICS += tuple(NcuMetric(name, _ROOF, unit=unit) for name, unit in ROOFLINE_METRICS
+                     if name not in {m.name for m in NCU_METRICS})
 NCU_BY_NAME = {m.name: m for m in NCU_METRICS}
 #: ncu metric -> the ncu option that collects it.
 COLLECTED_BY = {m.name: m.collected_by for m in NCU_METRICS}

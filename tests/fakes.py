@@ -146,6 +146,9 @@ class NumpyCupy:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._np, name)
 
+    def asnumpy(self, a: Any) -> Any:
+        return self._np.asarray(a)
+
 
 class FakeKernel:
     """A launched "kernel": ``fn(grid, block, *args)`` in Python."""

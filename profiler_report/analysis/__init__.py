@@ -10,6 +10,7 @@ import pandas as pd
 from profiler_report.analysis.coverage import Coverage, coverage
 from profiler_report.analysis.assessment import assess
 from profiler_report.analysis.findings import rule_changes
+from profiler_report.analysis.roofline import roofline_table
 from profiler_report.analysis.stages import assign_stages
 from profiler_report.analysis.summary import add_timings, missing_metrics, stall_table, summarize
 from profiler_report.analysis.verdicts import (
@@ -51,6 +52,8 @@ class Analysis:
     #: Per summary row: the bottleneck class from the speed-of-light throughputs
     #: (:func:`~profiler_report.analysis.assessment.assess`).
     assessment: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
+    #: One row per launch: achieved FLOP/s, intensities, roofs (:func:`~.roofline.roofline_table`).
+    roofline: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
 
 
 def analyze(capture: Capture, manifest: Manifest | None = None, labels: list[tuple[str, str]] | None = None,
@@ -90,7 +93,8 @@ def analyze(capture: Capture, manifest: Manifest | None = None, labels: list[tup
         if not capture.rules.empty else capture.rules.assign(stage=[])
     out = Analysis(summary, stall_table(capture, stages), steps, expectations,
                    rule_changes(capture, stages), rules, verdicts, missing_metrics(capture), stages,
-                   {st.id: st for st in expected}, cover, assessment=assess(capture, summary))
+                   {st.id: st for st in expected}, cover, assessment=assess(capture, summary),
+                   roofline=roofline_table(capture, summary))
     if cover is not None and cover.gaps:
         break_steps(out, {s: gap_reason(gap) for s, gap in cover.gaps.items()})
     return out

@@ -40,6 +40,8 @@ class Speed:
     ceiling: str
     ceiling_gbps: float
     pct_column: str
+    #: The figure's unit: "GB/s", or "TFLOP/s" for a case whose work unit it is (a matrix multiply).
+    unit: str = "GB/s"
 
 
 @dataclass(frozen=True)
@@ -89,14 +91,23 @@ def short_change(stage: Stage | None) -> str:
     return " ".join(words[:SHORT_WORDS]) + (" ..." if len(words) > SHORT_WORDS else "")
 
 
-def speed_source(summary: pd.DataFrame, ceiling_op: str | None, memcpy_gbps: float = math.nan) -> Speed:
+def speed_source(summary: pd.DataFrame, ceiling_op: str | None, memcpy_gbps: float = math.nan,
+                 work_unit: str = "GB/s") -> Speed:
     """The ladder's figure and ceiling. Event-timed GB/s when the stages were timed, against
     memcpy for a copy-shaped case (``ceiling_op`` "copy" or "transpose") and against the case's
     own ceiling kernel for any other (a reduction's read kernel); else ncu's DRAM throughput,
     against nothing (a profiled launch has no ceiling timed beside it). ``memcpy_gbps``: the
-    timing run's memcpy (timings.json's entry "memcpy")."""
+    timing run's memcpy (timings.json's entry "memcpy"). ``work_unit`` "TFLOP/s" (the case's
+    :attr:`~profiler_report.model.base.Case.work_unit`): event-timed TFLOP/s against the case's
+    ceiling (cuBLAS for a matrix multiply)."""
     stages = summary[summary["role"] == "stage"]
     ceilings = summary[summary["role"] == "ceiling"]
+    if work_unit == "TFLOP/s" and "event_tflops" in stages and stages["event_tflops"].notna().any():
+        if len(ceilings) and "pct_of_copy_kernel" in summary:
+            own = ceilings.iloc[0]
+            return Speed("event_tflops", "event-timed TFLOP/s", str(own["stage"]), float(own["event_tflops"]),
+                         "pct_of_copy_kernel", "TFLOP/s")
+        return Speed("event_tflops", "event-timed TFLOP/s", "", math.nan, "", "TFLOP/s")
     if "event_gbps" in stages and stages["event_gbps"].notna().any():
         if ceiling_op in (None, "copy", "transpose") and "pct_of_memcpy" in summary \
                 and summary["pct_of_memcpy"].notna().any():
@@ -145,14 +156,15 @@ def stage_word(verdicts: list[str]) -> str:
 
 def ladder(summary: pd.DataFrame, expectations: pd.DataFrame, stage_info: dict[str, Stage],
            ceiling_op: str | None, wrong: frozenset[str] = frozenset(),
-           timings: list[dict[str, Any]] | None = None, gaps: frozenset[str] = frozenset()) -> Ladder:
+           timings: list[dict[str, Any]] | None = None, gaps: frozenset[str] = frozenset(),
+           work_unit: str = "GB/s") -> Ladder:
     """The ladder of one analysis: ``summary`` and ``expectations`` as
     :class:`~profiler_report.analysis.Analysis` holds them, the manifest entries by stage id,
     the case's ceiling ``op`` (None: a capture made elsewhere), the stages that failed validation
     and the timing run's entries (timings.json: memcpy's GB/s). ``gaps``: stages after a missing
     stage or another capture (:attr:`~profiler_report.analysis.Analysis.breaks`): no ratio spans them."""
     memcpy = next((float(t["gbps"]) for t in timings or [] if t.get("name") == "memcpy"), math.nan)
-    speed = speed_source(summary, ceiling_op, memcpy)
+    speed = speed_source(summary, ceiling_op, memcpy, work_unit)
     stages = summary[summary["role"] == "stage"].reset_index(drop=True)
     rows = []
     for i, r in stages.iterrows():
@@ -167,14 +179,14 @@ def ladder(summary: pd.DataFrame, expectations: pd.DataFrame, stage_info: dict[s
         info = stage_info.get(sid)
         rows.append(LadderRow(sid, info.title if info else sid, short_change(info), gbps, pct, counter,
                               counter_verdict, verdict, decided))
-    decimals = (column_decimals(summary[speed.column], "GB/s") if speed.column in summary else None,
+    decimals = (column_decimals(summary[speed.column], speed.unit) if speed.column in summary else None,
                 column_decimals(summary[speed.pct_column], "%") if speed.pct_column in summary else None)
     return Ladder(tuple(rows), speed, headline_text(tuple(rows), speed, decimals, bool(gaps)))
 
 
-def _figure(r: LadderRow, speed: Speed, decimals: tuple[int | None, int | None], unit: str = "GB/s") -> str:
+def _figure(r: LadderRow, speed: Speed, decimals: tuple[int | None, int | None], unit: str = "") -> str:
     pct = f" ({fmt(r.pct, '%', decimals[1])} of {speed.ceiling})" if math.isfinite(r.pct) and speed.ceiling else ""
-    return f"{fmt(r.gbps, 'GB/s', decimals[0])} {unit}{pct}"
+    return f"{fmt(r.gbps, speed.unit, decimals[0])} {unit or speed.unit}{pct}"
 
 
 def headline_text(rows: tuple[LadderRow, ...], speed: Speed,
@@ -197,5 +209,5 @@ def headline_text(rows: tuple[LadderRow, ...], speed: Speed,
     elif last is not best and math.isfinite(last.gbps):
         text += f"; the last stage, {last.stage}, reaches {_figure(last, speed, d)}"
     if speed.ceiling and math.isfinite(speed.ceiling_gbps):
-        text += f"; {speed.ceiling}: {fmt(speed.ceiling_gbps, 'GB/s', d[0])} GB/s"
+        text += f"; {speed.ceiling}: {fmt(speed.ceiling_gbps, speed.unit, d[0])} {speed.unit}"
     return text + "."

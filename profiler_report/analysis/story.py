@@ -115,7 +115,8 @@ def tell(analysis: Analysis, case: Case | None, *, capture: Capture | None = Non
     ``experiments``: the case's experiment tables (:func:`~profiler_report.analysis.experiments.experiment_tables`)."""
     info = analysis.stage_info or ({s.id: s for s in case.manifest.stages} if case else {})
     lad = ladder(analysis.summary, analysis.expectations, info,
-                 case.manifest.ceiling.op if case else None, wrong, timings, frozenset(analysis.breaks))
+                 case.manifest.ceiling.op if case else None, wrong, timings, frozenset(analysis.breaks),
+                 case.work_unit if case else "GB/s")
     points = {f"{t.id}/{p}": v for t in experiments for p, v in t.values.items()}
     claims = records(judge_claims(case.manifest.claims, analysis.summary, points)) \
         if case is not None and case.manifest.claims else []

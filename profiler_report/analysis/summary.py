@@ -164,6 +164,7 @@ def add_timings(summary: pd.DataFrame, timings: list[dict[str, Any]]) -> pd.Data
         out.loc[i, "event_p10_us"] = t["p10_us"]
         out.loc[i, "event_p90_us"] = t["p90_us"]
         out.loc[i, "event_gbps"] = t["gbps"]
+        out.loc[i, "event_tflops"] = t.get("tflops") or math.nan  # 0 or absent: no flops counted
         out.loc[i, "pct_of_copy_kernel"] = 100 * ratio(t["gbps"], copy["gbps"]) if copy else math.nan
         out.loc[i, "pct_of_memcpy"] = 100 * ratio(t["gbps"], memcpy["gbps"]) if memcpy else math.nan
     return out

@@ -85,6 +85,9 @@ class Timing:
     min_us: float
     gbps: float
     source: str = "cuda-events"
+    #: Floating-point operations per launch (the case's work model) over the median, in TFLOP/s;
+    #: 0 where the work model counts none.
+    tflops: float = 0.0
 
 
 #: How :func:`event_times_us` times (the ``event_timing`` of a live run's provenance).
@@ -213,11 +216,13 @@ def event_times_us(fn: Any, pairs: list[tuple[Any, Any]], repeats: int, warmup: 
     return sorted(us)
 
 
-def timing(name: str, us: list[float], size: dict[str, int], dtype: str, bytes_moved: int) -> Timing:
-    """A :class:`Timing` from sorted event times: median, p10, p90, min, GB/s."""
+def timing(name: str, us: list[float], size: dict[str, int], dtype: str, bytes_moved: int, flops: int = 0) -> Timing:
+    """A :class:`Timing` from sorted event times: median, p10, p90, min, GB/s, and TFLOP/s
+    (``flops`` per launch over the median; 0 for a launch the work model counts no flops in)."""
     q = statistics.quantiles(us, n=10)
     med = statistics.median(us)
-    return Timing(name, dict(size), dtype, len(us), med, q[0], q[-1], us[0], bytes_moved / (med * 1e3))
+    return Timing(name, dict(size), dtype, len(us), med, q[0], q[-1], us[0], bytes_moved / (med * 1e3),
+                  tflops=flops / (med * 1e6))
 
 
 def memcpy_fn(cupy: Any) -> Any:

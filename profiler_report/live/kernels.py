@@ -29,7 +29,8 @@ def _names(case: Case, dtype: str, extra: tuple[Stage, ...] = ()) -> dict[Kernel
     m = case.manifest
     ctype = ALL_CXX_TYPES[dtype]
     stages = [*m.stages, m.ceiling, *([m.regression] if m.regression else []), *extra]
-    return {kernel_key(s): s.name_expression(ctype) for s in stages}
+    # A stage with no kernel (a ceiling that is a library call) has nothing to compile.
+    return {kernel_key(s): s.name_expression(ctype) for s in stages if s.kernel}
 
 
 def compile_module(case: Case, dtype: str, extra_options: tuple[str, ...] = (),
@@ -100,6 +101,10 @@ class Kernels:
         for step in case.guarded("steps", stage, case.steps, stage, src, dst, size, self.dtype):
             if step.zero is not None:
                 step.zero.data.memset_async(0, step.zero.nbytes)
+                continue
+            if step.call is not None:
+                with profiled() if step.profiled else nullcontext():
+                    step.call()
                 continue
             assert step.kernel is not None and step.launch is not None
             with profiled() if step.profiled else nullcontext():
@@ -193,7 +198,7 @@ def time_stages(kernels: Kernels, stages: list[Stage], size: Size, repeats: int,
             kernels.launch(st, src, dst, size)
         us = event_times_us(fn, _pairs_for(case, st, pairs, size, dtype), repeats, warmup)
         work = case.guarded("work", st, case.work, st, size, dtype)
-        out.append(timing(st.id, us, size, dtype, work.bytes_moved))
+        out.append(timing(st.id, us, size, dtype, work.bytes_moved, work.flops))
     return out
 
 

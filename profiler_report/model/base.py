@@ -30,7 +30,8 @@ class Work:
     """What one launch moves and computes: the denominator of GB/s and TFLOP/s.
 
     ``bytes_moved`` counts bytes read plus bytes written (the work model, not what the hardware
-    moved: ncu's DRAM bytes say that); ``flops`` is 0 for pure data movement.
+    moved: ncu's DRAM bytes say that); ``flops`` is 0 for pure data movement. A case whose
+    :attr:`Case.work_unit` is "TFLOP/s" is timed in ``flops`` (event-timed TFLOP/s).
     """
 
     bytes_moved: int
@@ -61,7 +62,9 @@ class Step:
     template arguments) with ``launch`` and ``args``; or, when ``zero`` is set, a
     ``cudaMemsetAsync`` of that CuPy array to zero bytes. ``profiled`` marks the launch ncu
     profiles (the NVTX range wraps it); the others (a reduction's finishing passes, a memset)
-    run outside the range but inside the event timing.
+    run outside the range but inside the event timing. When ``call`` is set, the step is that
+    call instead of a kernel of the case's source: a library routine (cuBLAS through CuPy) that a
+    ceiling stage with an empty ``kernel`` runs; ``profiled`` wraps it like a launch.
     """
 
     kernel: Stage | None = None
@@ -69,6 +72,7 @@ class Step:
     args: tuple[Any, ...] = ()
     profiled: bool = True
     zero: Any = None
+    call: Callable[[], Any] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,9 @@ class Case:
         "l2_excessive_sectors", "achieved_occupancy_pct", "registers_per_thread", "shared_mem_per_block_bytes",
     )
     dtypes: tuple[str, ...] = DTYPES
+    #: How the case's speed is read: "GB/s" (bytes moved, the memory cases) or "TFLOP/s" (floating-
+    #: point operations of its :class:`Work`, a compute-bound case such as a matrix multiply).
+    work_unit: str = "GB/s"
     #: The ``launch`` values its stages.toml may use (what :meth:`launch` knows); () for any.
     launch_kinds: tuple[str, ...] = ()
     #: A user's case folder (set by :func:`profiler_report.model.registry.load_case_folder`); None

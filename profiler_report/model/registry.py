@@ -37,6 +37,7 @@ from profiler_report.model.manifest import Manifest, Stage, fix_in
 REGISTRY = {
     "transpose": "profiler_report.cases.transpose",
     "reduction": "profiler_report.cases.reduction",
+    "gemm": "profiler_report.cases.gemm",
 }
 #: The case a command uses when none is named.
 DEFAULT_CASE = "transpose"

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from profiler_report.analysis import Analysis
+from profiler_report.report import roofline
 from profiler_report.report.tables import shape_table, sweep_table
 from profiler_report.util.fmt import fmt
 from profiler_report.util.frames import tuples
@@ -212,6 +213,8 @@ def capture_chart_jobs(analysis: Analysis, timings: list[dict[str, Any]] | None 
     jobs: dict[str, ChartJob] = {
         "bandwidth": (draw_bandwidth, (bandwidth_chart_data(summary, timings, wrong),)),
     }
+    if not analysis.roofline.empty:
+        jobs["roofline"] = (roofline.draw, (roofline.chart_data(analysis.roofline),))
     xmax = stall_axis_max(analysis.stalls)
     for sid in stage_ids:
         jobs[f"stalls:{sid}"] = (draw_stalls, (stall_chart_data(analysis.stalls, sid, STALL_TOP), sid, xmax))

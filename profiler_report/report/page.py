@@ -29,6 +29,7 @@ from profiler_report.report.cells import CellRules, cell, cell_rules
 from profiler_report.report.charts import scope_ids, stall_axis_max
 from profiler_report.report.stage import Charts, StageInputs, StageSection, stage_section
 from profiler_report.report.tables import where_notes
+from profiler_report.report.roofline import roofline_section
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def ladder_table(lad: Ladder, summary: pd.DataFrame, rules: CellRules) -> Ladder
                                 r.decided_by, r.verdict))
     ceiling = ""
     if sp.ceiling and sp.ceiling_gbps == sp.ceiling_gbps:
-        ceiling = f"{sp.ceiling}: {cell({'stage': sp.ceiling, sp.column: sp.ceiling_gbps}, sp.column, rules)} GB/s"
+        ceiling = f"{sp.ceiling}: {cell({'stage': sp.ceiling, sp.column: sp.ceiling_gbps}, sp.column, rules)} {sp.unit}"
     return LadderTable(tuple(lines), sp.label, f"% of {sp.ceiling}" if sp.pct_column else "", ceiling)
 
 
@@ -166,6 +167,7 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
     drawn = charts() if charts is not None else {}
     sanitizer_line = sanitizer_text(inp.sanitizer, str(prov.get("sanitizer", "")))
     sections = (
+        roofline_section(a.roofline, scope_ids(drawn.get("roofline") or "", "roofline-")),
         sec.comparison(inp.comparison, inp.comparison_note),
         sec.peers(inp.bench, story.peers_note, _timing_texts(table), scope_ids(drawn.get("peers") or "", "peers-")),
         sec.sweep(inp.sweep, scope_ids(drawn.get("sweep") or "", "sweep-")),

@@ -198,7 +198,7 @@ FORK_WITH_THREADS = "ignore:This process .* is multi-threaded, use of fork:Depre
 @pytest.mark.filterwarnings(FORK_WITH_THREADS)
 def test_a_chart_pool_draws_what_this_process_draws(f32_analysis):
     jobs = capture_chart_jobs(f32_analysis)
-    assert set(jobs) == {"bandwidth", *(f"stalls:{s}" for s in STAGES)}
+    assert set(jobs) == {"bandwidth", "roofline", *(f"stalls:{s}" for s in STAGES)}
     with ChartPool(1) as serial, ChartPool(3) as pool:
         assert pool.draw(jobs)() == serial.draw(jobs)()
 
