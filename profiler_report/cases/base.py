@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from profiler_report.cases.experiment import Experiment
-from profiler_report.cases.manifest import Manifest, Stage, load_manifest
+from profiler_report.cases.manifest import Manifest, Stage, load_manifest, stage_sources
 from profiler_report.errors import CaseError, InputError, ProfilerReportError
 from profiler_report.util.dtypes import DTYPES
 from profiler_report.util.resources import resource_dir
@@ -61,7 +61,8 @@ class Step:
     template arguments) with ``launch`` and ``args``; or, when ``zero`` is set, a
     ``cudaMemsetAsync`` of that CuPy array to zero bytes. ``profiled`` marks the launch ncu
     profiles (the NVTX range wraps it); the others (a reduction's finishing passes, a memset)
-    run outside the range but inside the event timing.
+    run outside the range but inside the event timing. A Python stage's step is ``call``, its
+    function, called with ``args`` (the input and the output; :class:`~profiler_report.cases.python_case.PythonCase`).
     """
 
     kernel: Stage | None = None
@@ -69,6 +70,7 @@ class Step:
     args: tuple[Any, ...] = ()
     profiled: bool = True
     zero: Any = None
+    call: Callable[..., Any] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,11 @@ class Case:
     #: A user's case folder (set by :func:`profiler_report.cases.folder.load_case_folder`); None
     #: for a built-in case, whose files are the packaged ``kernels/<name>/``.
     user_folder: Path | None = None
+    #: The language of the stages' source, for its highlighting and diffs ("cuda" or "python").
+    source_language: str = "cuda"
+    #: Whether the stages are CUDA kernels of the manifest's source, compiled with NVRTC (a
+    #: Python case's stages are functions: nothing to compile).
+    compiles_cuda: bool = True
 
     # -- files --------------------------------------------------------------------------------
 
@@ -278,6 +285,11 @@ class Case:
         raise NotImplementedError
 
     # -- report ------------------------------------------------------------------------------
+
+    def stage_sources(self) -> dict[str, str]:
+        """Stage id -> the source the report shows for it: the block between its ``// stage: ID``
+        and ``// end stage`` markers in the kernel source."""
+        return stage_sources(self.manifest.source_text())
 
     def normalize_source(self, source: str, stage_id: str) -> str:
         """A stage's source with what differs by design (its function name) made equal, so the

@@ -47,6 +47,9 @@ class Stage:
     #: Template arguments after the element type, e.g. ("16", "16", "256") for vec_tuned's tile
     #: shape (micro-block rows, micro-block columns, threads per block).
     targs: tuple[str, ...] = ()
+    #: A Python stage (``function = "NAME"`` in stages.toml): the function of the case's
+    #: ``stages.py`` that runs it; "" for a CUDA kernel stage (``kernel`` then names the kernel).
+    function: str = ""
 
     def name_expression(self, ctype: str) -> str:
         """The C++ instantiation NVRTC compiles, e.g. ``transpose_vec_tuned<float,16,16,256>``."""
@@ -124,6 +127,9 @@ class Manifest:
     params: dict[str, Any] = field(default_factory=dict)
     #: The source articles' claims to judge (``[[claims]]``); () when the case has none.
     claims: tuple[Claim, ...] = ()
+    #: Peer implementations timed beside the stages (``[[peer]]``: Python stages' functions, such
+    #: as a library's own softmax); () when the case lists none. Never profiled nor judged.
+    peers: tuple[Stage, ...] = ()
 
     def stage(self, stage_id: str) -> Stage:
         for s in (*self.stages, self.ceiling, *( [self.regression] if self.regression else [])):
@@ -193,15 +199,20 @@ def _stage(raw: dict) -> Stage:
     if raw.get("launch") in _TILE_RULE:  # the launch kinds whose kernels static_assert a tile shape
         _check_tile_shape(raw["id"], template, launch=raw.get("launch", "tile"))
     targs = tuple(str(a) for a in template)
+    function = raw.get("function", "")
+    if not isinstance(function, str):
+        raise InputError(f"stage {raw['id']}: function must be the name of a function in stages.py, got {function!r}",
+                         f"write function = \"NAME\" in {MANIFEST_PATH}")
     return Stage(
         id=raw["id"],
-        kernel=raw["kernel"],
+        kernel=raw["kernel"] if "kernel" in raw or not function else function,
         title=raw.get("title", raw["id"]),
         change=raw.get("change", ""),
         launch=raw.get("launch", "tile"),
         expect=expect,
         op=raw.get("op", "transpose"),
         targs=targs,
+        function=function,
     )
 
 
@@ -263,6 +274,7 @@ def load_manifest(path: Path | None = None) -> Manifest:
             block=tuple(raw.get("block", (32, 8))),  # type: ignore[arg-type]
             params={k: v for k, v in raw.items() if k not in _GENERIC_KEYS},
             claims=tuple(_claim(c) for c in raw.get("claims", [])),
+            peers=tuple(_stage({"op": "peer", **p}) for p in raw.get("peer", [])),
         )
     except InputError as exc:
         raise InputError(f"bad stage manifest {path}: {exc.message}", exc.hint) from exc
@@ -270,7 +282,7 @@ def load_manifest(path: Path | None = None) -> Manifest:
         raise InputError(f"bad stage manifest {path}: {exc}", f"fix {MANIFEST_PATH}") from exc
 
 
-_GENERIC_KEYS = frozenset({"source", "stage", "ceiling", "regression", "tile", "block", "claims"})
+_GENERIC_KEYS = frozenset({"source", "stage", "ceiling", "regression", "tile", "block", "claims", "peer"})
 def load_expectations(path: Path) -> tuple[Stage, ...]:
     """The ``[[stage]]`` entries of a stages.toml-format file (``--expect FILE``), for a capture
     made elsewhere: each needs an ``id`` (the stage label of the capture) and may have ``title``,

@@ -224,7 +224,9 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
     timer = timer or StepTimer()
     stages = case.manifest.run_stages(cfg.stages)
     ncu = prof.find_ncu(cfg.ncu) if cfg.counters else None
-    sanitizer, no_sanitizer = san.resolve(cfg.sanitize)
+    sanitizer, no_sanitizer = san.resolve(cfg.sanitize if case.compiles_cuda else False)
+    if not case.compiles_cuda:  # its findings are attributed to the kernel blocks of a CUDA source
+        no_sanitizer = "not run: a Python ladder's stages are functions, not kernel blocks of a CUDA source"
     gpu.import_cupy()  # no GPU or CuPy: fail before any output, with one line
     with atomic_dir(dest) as out:
         sanitized = _sanitize(cfg, case, stages, sanitizer, out, timer) if sanitizer else None

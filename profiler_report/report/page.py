@@ -18,13 +18,14 @@ from profiler_report.analysis.findings import rule_disagreement
 from profiler_report.analysis.sanitizer import sanitizer_text, stage_text
 from profiler_report.capture.model import Capture
 from profiler_report.cases.base import Case
-from profiler_report.cases.manifest import stage_sources
 from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
 from profiler_report.report.annotate import add_stage_extras
 from profiler_report.report.articles import add_articles
 from profiler_report.report.cells import CellRules, cell, cell_rules, summary_cells
 from profiler_report.report.charts import attach_charts, stall_axis_max
 from profiler_report.report.headline import headline, peers_run_note, table_of_contents
+from profiler_report.report.python_source import lexer as python_lexer
+from profiler_report.report.python_source import python_code_lines
 from profiler_report.report.tables import (
     bench_rows,
     pct_label,
@@ -137,11 +138,12 @@ def code_diff_html(previous: str | None, current: str, prev_id: str, cur_id: str
     """The stage's source as a highlighted unified diff from the previous stage (or in full);
     the case makes what differs by design (function names) equal first, and hunks that change
     only comments or blank lines are left out (:func:`code_diff`)."""
+    python = case is not None and case.source_language == "python"  # report/python_source.py
     if previous is None:
-        return highlight(current, CudaLexer(), _FORMATTER)
+        return highlight(current, python_lexer() if python else CudaLexer(), _FORMATTER)
     norm_prev = case.normalize_source(previous, prev_id) if case else previous
     norm_cur = case.normalize_source(current, cur_id) if case else current
-    diff, hidden = code_diff(norm_prev, norm_cur, prev_id, cur_id)
+    diff, hidden = code_diff(norm_prev, norm_cur, prev_id, cur_id, lines_of=python_code_lines if python else code_lines)
     if hidden:
         diff = (diff or "(no code change)") + (f"\n# {hidden} line{'s' if hidden > 1 else ''} that differ only in "
                                                "comments or blank lines not shown")
@@ -176,13 +178,15 @@ def code_lines(text: str) -> list[str]:
     return out
 
 
-def code_diff(previous: str, current: str, prev_id: str, cur_id: str, context: int = 3) -> tuple[str, int]:
+def code_diff(previous: str, current: str, prev_id: str, cur_id: str, context: int = 3,
+              lines_of: Callable[[str], list[str]] | None = None) -> tuple[str, int]:
     """A unified diff (``context`` lines) of two sources without the hunks whose changed lines all
     read the same as code (:func:`code_lines`: only comments or blank lines differ). Lines are
     matched on their code, so a line whose trailing comment changed is context. Returns (diff
     text, "" when no code changed; how many lines that differ only in comments were left out)."""
     a, b = previous.splitlines(), current.splitlines()
-    ka, kb = code_lines(previous), code_lines(current)
+    lines_of = lines_of or code_lines  # CUDA by default; a Python stage's: python_code_lines
+    ka, kb = lines_of(previous), lines_of(current)
     matcher = difflib.SequenceMatcher(None, ka, kb, autojunk=False)
     every = list(matcher.get_opcodes())  # a copy: get_grouped_opcodes trims the cached list in place
     out, shown = [f"--- {prev_id}", f"+++ {cur_id}"], set()
@@ -313,7 +317,7 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
     a, prov, case = inp.analysis, inp.provenance, inp.case
     rules = cell_rules(inp.validation, inp.counters, a.summary)
     stages = a.summary[a.summary["role"] == "stage"].reset_index(drop=True)
-    sources = stage_sources(case.manifest.source_text()) if case else {}
+    sources = case.stage_sources() if case else {}
     sections = [_section(inp, rules, stages.iloc[i - 1] if i else None, row, sources) for i, row in stages.iterrows()]
     header, rows = _summary_rows(inp, rules)
     ceiling_id = case.manifest.ceiling.id if case else "copy"
