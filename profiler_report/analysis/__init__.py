@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from profiler_report.analysis.findings import rule_changes
+from profiler_report.analysis.launch_groups import kernel_shares, stage_wide
 from profiler_report.analysis.stages import assign_stages
 from profiler_report.analysis.summary import add_timings, missing_metrics, stall_table, summarize
 from profiler_report.analysis.verdicts import (
@@ -37,6 +38,9 @@ class Analysis:
     #: Stage id -> its manifest entry (title, change, expected effects): the case's, or those of
     #: ``--expect FILE`` for a capture made elsewhere; {} when neither is known.
     stage_info: dict[str, Stage] = field(repr=False, default_factory=dict)
+    #: One row per launch of every stage (:func:`~profiler_report.analysis.launch_groups.kernel_shares`):
+    #: its kernel and its share of the stage's time, for stages of several launches.
+    kernels: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
 
 
 def analyze(capture: Capture, manifest: Manifest | None = None, labels: list[tuple[str, str]] | None = None,
@@ -59,7 +63,8 @@ def analyze(capture: Capture, manifest: Manifest | None = None, labels: list[tup
     expected = list(expect) if expect is not None else list(manifest.stages) if manifest else []
     if expect is not None:
         check_expected_ids(expected, list(only["stage"]))
-    expectations = judge_expectations(summary, expected, capture.wide())
+    wide = capture.wide()
+    expectations = judge_expectations(summary, expected, stage_wide(wide, stages))
     col = speed_column(only)
     verdicts = {}
     for i in range(len(only)):
@@ -71,4 +76,4 @@ def analyze(capture: Capture, manifest: Manifest | None = None, labels: list[tup
         if not capture.rules.empty else capture.rules.assign(stage=[])
     return Analysis(summary, stall_table(capture, stages), deltas(summary), expectations,
                     rule_changes(capture, stages), rules, verdicts, missing_metrics(capture), stages,
-                    {st.id: st for st in expected})
+                    {st.id: st for st in expected}, kernel_shares(stages, wide))
