@@ -27,7 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from profiler_report.cases.base import Case, Launch, Size, Step
+from profiler_report.cases.base import Case, Size, Step
 from profiler_report.cases.manifest import Manifest, Stage
 from profiler_report.errors import CaseError
 
@@ -117,7 +117,8 @@ class PythonCase(Case):
     A subclass sets the case's attributes and implements :meth:`work`, :meth:`make_input`,
     :meth:`make_output`, :meth:`reference` and :meth:`compare` as any case does (buffers are
     CuPy arrays; bfloat16 ones hold uint16 words: :mod:`profiler_report.util.tensors`); it
-    needs no launch shapes nor kernel arguments.
+    needs no launch shapes nor kernel arguments (:meth:`launch` stays unimplemented: its kernels
+    choose their own).
 
     Attributes:
         array: what a stage function receives: "torch" (tensors of the run's dtype) or "cupy".
@@ -136,10 +137,6 @@ class PythonCase(Case):
     def steps(self, stage: Stage, inputs: Any, output: Any, size: Size, dtype: str) -> list[Step]:
         """One step: the stage's function, called with the input and the output."""
         return [Step(stage, args=(inputs, output), call=self.function(stage))]
-
-    def launch(self, stage: Stage, size: Size, dtype: str) -> Launch:
-        raise CaseError(f"stage {stage.id} is a Python function: it has no launch shape",
-                        "call the stage through steps()")
 
     def function(self, stage: Stage) -> Callable[..., Any]:
         """The function of ``stage`` in stages.py (imported on first use, in GPU processes only).

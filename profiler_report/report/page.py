@@ -26,6 +26,7 @@ from profiler_report.report.charts import attach_charts, stall_axis_max
 from profiler_report.report.headline import headline, peers_run_note, table_of_contents
 from profiler_report.report.python_source import lexer as python_lexer
 from profiler_report.report.python_source import python_code_lines
+from profiler_report.report.stage_kernels import StageKernels, stage_kernels
 from profiler_report.report.tables import (
     bench_rows,
     pct_label,
@@ -89,6 +90,7 @@ class StageSection:
     bank_map_svg: str = ""
     bank_map_note: str = ""
     sanitizer: str = "not run"  # each compute-sanitizer tool's result (analysis.sanitizer.stage_text)
+    kernels: StageKernels | None = None  # a stage of several launches: report/stage_kernels.py
 
 
 @dataclass
@@ -299,6 +301,7 @@ def _section(inp: PageInputs, rules: CellRules, prev: pd.Series | None, row: pd.
     for r in (*section.rules_appear, *section.findings):  # ncu's rule text beside a verdict it seems to contradict
         r["why_differs"] = rule_disagreement(str(r["rule"]), str(r["title"]), row)
     section.sanitizer = stage_text(inp.sanitizer, sid)
+    section.kernels = stage_kernels(a.kernels, sid)
     if sid in rules.wrong:
         section.verdict = "Incorrect: this stage failed validation, so no speed is claimed for it."
         section.notes.append("WRONG result: " + str(valid[sid].get("message", "validation failed")))

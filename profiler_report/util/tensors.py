@@ -28,10 +28,9 @@ def as_tensor(array: Any, dtype: str) -> Any:
         return array
     if not hasattr(array, "__dlpack__"):
         return array
-    tensor = torch.from_dlpack(array)
-    if dtype in PYTHON_ONLY_STORAGE:
-        tensor = tensor.view(getattr(torch, dtype))
-    return tensor
+    if dtype in PYTHON_ONLY_STORAGE:  # int16 through DLPack: every torch version takes it (uint16 not)
+        return torch.from_dlpack(array.view("int16")).view(getattr(torch, dtype))
+    return torch.from_dlpack(array)
 
 
 def as_array(cupy: Any, value: Any) -> Any:
@@ -42,5 +41,5 @@ def as_array(cupy: Any, value: Any) -> Any:
     import torch
 
     if isinstance(value, torch.Tensor) and value.dtype == torch.bfloat16:
-        value = value.view(torch.uint16) if hasattr(torch, "uint16") else value.view(torch.int16)
+        return cupy.from_dlpack(value.view(torch.int16)).view(cupy.uint16)
     return cupy.from_dlpack(value)
