@@ -116,7 +116,8 @@ def test_a_returned_output_of_the_wrong_shape_is_one_line(folder, tmp_path, monk
 
 def test_a_function_that_raises_names_its_line_in_stages_py(folder, tmp_path, monkeypatch):
     stages = folder / "stages.py"
-    stages.write_text(stages.read_text().replace("def eager(x, out):\n", "def eager(x, out):\n    raise ValueError('no')\n"))
+    raising = "def eager(x, out):\n    raise ValueError('no')\n"
+    stages.write_text(stages.read_text().replace("def eager(x, out):\n", raising))
     install_numpy_gpu(monkeypatch, {})
     monkeypatch.chdir(tmp_path)
     with pytest.raises(CaseError, match=r"stages\.py:\d+: eager\(\) for stage eager raised ValueError: no"):

@@ -16,6 +16,7 @@ from profiler_report.errors import ReportUnreadableError
 from profiler_report.metrics import (
     COLLECTED_BY,
     HEADLINE,
+    STAGE_COLUMNS,
     TIMING_COLUMNS,
     headline_row,
     ratio,
@@ -175,8 +176,6 @@ EXTRA_COLUMNS: dict[str, tuple[str, str]] = {
                                        "launch's shared loads (LDS*), per instruction"),
     "shared_excessive_wavefronts_st": ("wavefront", "derived__memory_l1_wavefronts_shared_excessive summed over the "
                                        "launch's shared stores (STS*, LDGSTS), per instruction"),
-    "launches": ("launch", "kernel launches of the stage's profiled call (ncu results in its NVTX range); "
-                 + STAGE_RULE),
     "top_stalls": ("cycles per issue", "the three largest smsp__average_warps_issue_stalled_<reason>_per_issue_active"
                    ".ratio, \"reason value\" joined by \", \""),
 }
@@ -189,6 +188,7 @@ def summary_columns() -> dict[str, dict[str, str]]:
     """Column name -> {"unit", "source"} for every measured column of the summary: the metric
     registry's headline and timing columns, then :data:`EXTRA_COLUMNS`."""
     out = {c.name: {"unit": c.unit, "source": c.source} for c in (*HEADLINE, *TIMING_COLUMNS)}
+    out["launches"] = {"unit": "launch", "source": f"{STAGE_COLUMNS[0].source}; {STAGE_RULE}"}
     out.update({name: {"unit": unit, "source": src} for name, (unit, src) in EXTRA_COLUMNS.items()})
     return out
 

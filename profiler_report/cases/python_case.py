@@ -125,6 +125,15 @@ class PythonCase(Case):
     """
 
     array: str = "torch"
+    #: Memory-bound ladders of whole operations: launches, DRAM bytes, sectors, occupancy (no
+    #: shared-memory bank figures: a subclass adds them where its kernels use shared memory).
+    summary_columns = ("event_gbps", "pct_of_memcpy", "launches", "duration_us", "dram_read_bytes",
+                       "dram_write_bytes", "global_load_efficiency_pct", "achieved_occupancy_pct",
+                       "registers_per_thread")
+    stage_metrics = ("event_gbps", "pct_of_memcpy", "launches", "duration_us", "dram_read_bytes", "dram_write_bytes",
+                     "dram_throughput_gbps", "global_load_efficiency_pct", "global_store_efficiency_pct",
+                     "global_load_sectors_per_request", "global_store_sectors_per_request", "l2_hit_rate_pct",
+                     "achieved_occupancy_pct", "registers_per_thread", "instructions_executed")
     source_language = "python"
     compiles_cuda = False
     bench_module = "profiler_report.live.python_bench"

@@ -18,7 +18,7 @@ from profiler_report.analysis.findings import rule_disagreement
 from profiler_report.analysis.sanitizer import sanitizer_text, stage_text
 from profiler_report.capture.model import Capture
 from profiler_report.cases.base import Case
-from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
+from profiler_report.metrics import COLUMNS_BY_NAME, HEADLINE, TIMING_COLUMNS
 from profiler_report.report.annotate import add_stage_extras
 from profiler_report.report.articles import add_articles
 from profiler_report.report.cells import CellRules, cell, cell_rules, summary_cells
@@ -45,7 +45,7 @@ _NO_SHARED = {"shared_wavefronts_per_load": "shared_load_instructions",
               "shared_wavefronts_per_store": "shared_store_instructions"}
 
 
-_COLUMNS = {c.name: c for c in (*HEADLINE, *TIMING_COLUMNS)}
+_COLUMNS = COLUMNS_BY_NAME  # headline, timing and stage columns (launches)
 
 
 @dataclass
