@@ -27,7 +27,7 @@ test: venv browser
 	$(VENV)/bin/python -m ruff check profiler_report tests scripts
 	$(VENV)/bin/python -m pytest -q -n $(JOBS)
 
-# Debian's Chromium for tests/test_browser.py (Playwright drives it; no browser is downloaded):
+# Debian's Chromium for tests/report/test_browser.py (Playwright drives it; no browser is downloaded):
 # installed when missing and root; otherwise the browser tests skip with a note (and fail on CI).
 browser:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \

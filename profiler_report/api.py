@@ -28,7 +28,7 @@ from profiler_report.analysis.run import Run, load_run
 from profiler_report.analysis.summary import summary_columns
 
 if TYPE_CHECKING:
-    from profiler_report.cases.base import Case
+    from profiler_report.model.base import Case
 
 #: Units of the per-instruction table's value columns (ncu's per-PC metrics, see :meth:`Profile.instructions`).
 INSTRUCTION_UNITS = {"pc_offset": "byte", "line": "", "inst_executed": "inst", "shared_wavefronts": "wavefront",

@@ -148,10 +148,10 @@ def run(ctx: click.Context, case_name: str, rows: int | None, cols: int | None, 
         no_counters: bool, sanitize: bool | None, sanitize_timeout: float, peers: bool, sweep: Path | None,
         out: Path | None) -> None:
     """Validate, time and profile every stage of a case on this GPU, then render the report."""
-    from profiler_report.cases import get_case
     from profiler_report.live.config import RunConfig
     from profiler_report.live.gpu import device_info
     from profiler_report.live.session import live_run
+    from profiler_report.model.registry import get_case
     from profiler_report.report.build import render_capture
     from profiler_report.util.timer import StepTimer, log
 
@@ -217,7 +217,7 @@ def _ladder_options(fn: Any = None, *, gate: bool = False) -> Any:
 
 def _ladder(stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...], case_ref: str | None) -> dict[str, Any]:
     """load_run's keyword arguments for the ladder options."""
-    from profiler_report.cases import get_case
+    from profiler_report.model.registry import get_case
 
     return {"labels": parse_stage_labels(stage_opts) or None,
             "ceilings": parse_stage_labels(ceiling_opts, "--ceiling") or None,
@@ -357,10 +357,10 @@ def bench(out: Path, quick: bool, repeats: int, case_name: str, cluster: str | N
     listed with its reason under the JSON's sweep.points; running the command again resumes."""
     import shutil
 
-    from profiler_report.cases import get_case
     from profiler_report.live import fanout
     from profiler_report.live.config import RunConfig
     from profiler_report.live.session import git_commit, provenance
+    from profiler_report.model.registry import get_case
     from profiler_report.util.fsio import write_json
 
     if repeats < 20:
@@ -441,9 +441,9 @@ def sweep(case_name: str, stages: str, sizes: tuple[str, ...], dtypes: tuple[str
     A failed point is retried once, then listed with its reason; running the command again resumes."""
     import shutil
 
-    from profiler_report.cases import get_case
     from profiler_report.live import fanout, profiled
     from profiler_report.live.session import git_commit
+    from profiler_report.model.registry import get_case
     from profiler_report.util.fsio import write_json
 
     case = get_case(case_name)
@@ -534,7 +534,7 @@ def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Pa
     from profiler_report import gate
     from profiler_report.analysis.compare import require_comparable, run_identity
     from profiler_report.analysis.run import load_run
-    from profiler_report.cases import get_case
+    from profiler_report.model.registry import get_case
 
     if thresholds_path is None and case_ref is not None:  # the case's own gate
         thresholds_path = get_case(case_ref).thresholds()
@@ -637,7 +637,7 @@ def new_case_cmd(folder: Path, name: str | None, python: bool) -> None:
     effect per stage), case.py (buffers, reference, comparison, work model). With --python,
     stages.py instead of kernels.cu: each stage a Python function. Edit it into your own ladder,
     then `profiler-report run --case FOLDER`."""
-    from profiler_report.cases.scaffold import new_case
+    from profiler_report.model.scaffold import new_case
 
     for f in new_case(folder, name, python=python):
         click.echo(f"wrote {f}")

@@ -40,7 +40,7 @@ else
   # The case's own name (stages.toml `name`, as a live run names its folder), not the folder's: an
   # unknown case is that, not a missing recording, and gets the tool's own one-line error.
   name=$("$PY" -c "import sys
-from profiler_report.cases import get_case
+from profiler_report.model.registry import get_case
 from profiler_report.errors import ProfilerReportError
 try:
     print(get_case(sys.argv[1]).name)

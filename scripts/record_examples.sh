@@ -10,7 +10,7 @@
 #                                make_report.log: the console output)
 #   tests/data/h200_histogram/   the test fixture: the same capture with its sidecar files and a
 #                                README.md note (command, GPU, driver, ncu, date)
-# Commit both; tests/test_histogram_example.py then runs on the fixture (it skips until then).
+# Commit both; tests/cases/test_histogram_example.py then runs on the fixture (it skips until then).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}

@@ -11,7 +11,7 @@
 #                             capture per version (copy, naive, coalesced, conflict_free)
 #   *.log                     the program's and ncu's output per capture
 #   README.md                 how they were made: commands, GPU, driver, ncu, date
-# tests/test_foreign.py reads them (it skips while they are absent).
+# tests/analysis/test_foreign.py reads them (it skips while they are absent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-tests/data/foreign}

@@ -92,7 +92,7 @@ def f64_capture():
 
 @pytest.fixture(scope="session")
 def manifest():
-    from profiler_report.cases.manifest import load_manifest
+    from profiler_report.model.manifest import load_manifest
 
     return load_manifest()
 
@@ -122,7 +122,7 @@ def default_thresholds():
     return gate.load_thresholds(Path(__file__).resolve().parent.parent / "thresholds.toml")
 
 
-# The Dask tests' fixtures (test_fanout.py, test_profiled_sweep.py): the fakes' control folder
+# The Dask tests' fixtures (live/test_fanout.py, live/test_profiled.py): the fakes' control folder
 # and a LocalCluster of two worker processes, one each per test module.
 @pytest.fixture(scope="module")
 def control(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:

@@ -1,4 +1,4 @@
-"""Shared by the gate's tests (test_gate_*.py, test_check.py, test_compare.py): the fixture
+"""Shared by the gate's tests (gate/, cli/test_check.py, analysis/test_compare.py): the fixture
 captures, the in-process CLI, a few assertions. The loaded runs (``good_run``, ``regressed_run``,
 ``default_thresholds``) are session-scoped fixtures in conftest.py: each capture is read once."""
 

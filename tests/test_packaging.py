@@ -224,6 +224,6 @@ def test_wheel_installs_and_reads_a_capture(tmp_path):
 
     # new-case writes its files from the installed package, and the folder loads as a case.
     _run([tool, "new-case", "mine"], cwd=elsewhere)
-    ids = _run([vpy, "-c", "from profiler_report.cases import get_case; print(get_case('mine').manifest.stage_ids())"],
-               cwd=elsewhere).stdout
+    code = "from profiler_report.model.registry import get_case; print(get_case('mine').manifest.stage_ids())"
+    ids = _run([vpy, "-c", code], cwd=elsewhere).stdout
     assert "'strided', 'coalesced', 'vector'" in ids, ids

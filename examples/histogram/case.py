@@ -1,7 +1,7 @@
 """Histogram of n bytes into 256 bins: a worked example of a profiler-report case folder.
 
 Made with ``profiler-report new-case examples/histogram --name histogram`` and edited, using only
-the public seam (:class:`profiler_report.cases.base.Case`). The input is skewed (a normal
+the public seam (:class:`profiler_report.model.base.Case`). The input is skewed (a normal
 distribution around 128, sigma 16, clipped to 0..255), as an image's pixel values are: atomics
 on the same bin collide, which is what the ladder's stages are about. Outputs are compared
 exactly with ``cupy.bincount``.
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from profiler_report.cases.base import Case, Comparison, Launch, Size, Work
-from profiler_report.cases.manifest import Stage
+from profiler_report.model.base import Case, Comparison, Launch, Size, Work
+from profiler_report.model.manifest import Stage
 
 BINS = 256
 #: Threads per block and blocks of every histogram stage (grid-stride loops; kernels.cu agrees).

@@ -19,7 +19,7 @@ from profiler_report.analysis.verdicts import (
     stage_verdict,
 )
 from profiler_report.capture.model import Capture
-from profiler_report.cases.manifest import Manifest, Stage
+from profiler_report.model.manifest import Manifest, Stage
 
 
 @dataclass

@@ -11,8 +11,8 @@ import math
 import pandas as pd
 
 from profiler_report.analysis.verdicts import speed_column
-from profiler_report.cases.manifest import Claim
 from profiler_report.metrics import ratio
+from profiler_report.model.manifest import Claim
 from profiler_report.util.fmt import fmt
 
 #: How close a value must come to a claim's ``equals`` (relative), as expectations' ``to``.

@@ -20,9 +20,9 @@ from profiler_report.capture.load import read_capture
 from profiler_report.capture.model import Capture, merge_captures
 from profiler_report.capture.readahead import PendingRead, start_read
 from profiler_report.capture.sidecars import Sidecars, read_sidecars
-from profiler_report.cases.base import Case
-from profiler_report.cases.manifest import load_expectations
 from profiler_report.errors import InputError
+from profiler_report.model.base import Case
+from profiler_report.model.manifest import load_expectations
 
 if TYPE_CHECKING:
     pass

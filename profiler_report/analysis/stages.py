@@ -10,11 +10,11 @@ from typing import Any
 import pandas as pd
 
 from profiler_report.capture.model import Capture
-from profiler_report.cases import REGISTRY, get_case
-from profiler_report.cases.base import Case
-from profiler_report.cases.manifest import Manifest
-from profiler_report.cases.ranges import own_range
 from profiler_report.errors import InputError
+from profiler_report.model.base import Case
+from profiler_report.model.manifest import Manifest
+from profiler_report.model.ranges import own_range
+from profiler_report.model.registry import REGISTRY, get_case
 
 
 def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from profiler_report.cases.manifest import Stage
 from profiler_report.errors import InputError
 from profiler_report.metrics import COLUMNS_BY_NAME, ratio
+from profiler_report.model.manifest import Stage
 from profiler_report.util.fmt import column_decimals, fmt
 
 

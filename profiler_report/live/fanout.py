@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from profiler_report.analysis.placement import mixed_gpus
 from profiler_report.errors import InputError, ProfilerReportError
 from profiler_report.util.fsio import write_json
 
@@ -159,7 +160,7 @@ def run_point(point: SweepPoint) -> PointResult:
     back as dicts carrying WHERE_FIELDS. Runs on a Dask worker or in-process.
 
     Raises what the case's bench raises (NoGpuError without a GPU, CuPy errors)."""
-    from profiler_report.cases import get_case
+    from profiler_report.model.registry import get_case
 
     t0 = time.perf_counter()
     case = get_case(point.case)
@@ -344,17 +345,6 @@ def engine_name(cluster: str | None, scheduler: str | None) -> str:
     if cluster == "local":
         return "dask LocalCUDACluster"
     return f"dask scheduler {scheduler}" if scheduler else "in-process"
-
-
-def mixed_gpus(wheres: list[dict[str, Any]]) -> str:
-    """A warning when the points of one sweep (one comparison: its rows are compared with each
-    other) ran on more than one GPU model or driver; '' when they agree. ``wheres``: dicts with
-    ``gpu_name`` and ``gpu_driver`` (PointResult.where, or bench rows)."""
-    kinds = sorted({(str(w.get("gpu_name", "")), str(w.get("gpu_driver", ""))) for w in wheres if w.get("host")})
-    if len(kinds) < 2:
-        return ""
-    text = "; ".join(f"{g or 'unknown GPU'} (driver {d or 'unknown'})" for g, d in kinds)
-    return f"points of one sweep ran on different GPU models or drivers: {text}; their rows are not comparable"
 
 
 def sweep_record(results: list[PointResult], engine: str) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """A case's kernels on the GPU: compiled with NVRTC, launched, validated, event-timed.
 
 Everything case-specific (launch shapes, arguments, buffers, the reference and how outputs are
-compared, the work model) comes from the :class:`~profiler_report.cases.base.Case`.
+compared, the work model) comes from the :class:`~profiler_report.model.base.Case`.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from profiler_report.cases.base import Case, Launch, Size
-from profiler_report.cases.manifest import Stage
 from profiler_report.live.gpu import Timing, event_times_us, import_cupy, memcpy_fn, poison, resident_blocks, timing
 from profiler_report.live.python_stages import adopt_result, call_function
+from profiler_report.model.base import Case, Launch, Size
+from profiler_report.model.manifest import Stage
 from profiler_report.util.dtypes import ALL_CXX_TYPES
 
 #: Key of a compiled kernel: the kernel name and its template arguments after the element type.
@@ -63,8 +63,8 @@ def compile_module(case: Case, dtype: str, extra_options: tuple[str, ...] = (),
 def _compile_failure(case: Case, exc: Exception) -> Exception:
     """The one-line error of a user's case that NVRTC refused: cupy's CompileException carries the
     NVRTC log as its message; anything else (a name expression NVRTC cannot lower) is named as is."""
-    from profiler_report.cases.folder import compile_error
     from profiler_report.errors import CaseError
+    from profiler_report.model.registry import compile_error
 
     if type(exc).__name__ == "CompileException":
         return compile_error(case, str(exc))

@@ -177,7 +177,7 @@ def check_profiled(cmd: NcuCommand, stages: Sequence[str], output: str,
         ReportUnreadableError: the report cannot be read.
     """
     from profiler_report.capture.readahead import launch_ranges
-    from profiler_report.cases.ranges import own_range, parse_range
+    from profiler_report.model.ranges import own_range, parse_range
 
     report = cmd.export.with_name(cmd.export.name + ".ncu-rep")
     failed = failed_kernels(output)

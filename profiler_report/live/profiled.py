@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from profiler_report.cases.base import Case
 from profiler_report.errors import (
     NcuFailedError,
     NcuTimeoutError,
@@ -31,6 +30,7 @@ from profiler_report.errors import (
     ReportUnreadableError,
 )
 from profiler_report.live.fanout import WHERE_FIELDS, PointResult, SweepPoint, where_am_i
+from profiler_report.model.base import Case
 
 #: SweepPoint.unit of a profiled point (its ``stages`` field: the comma-separated stage ids).
 UNIT = "profile"
@@ -110,9 +110,9 @@ def run_profile_point(point: SweepPoint, settings: ProfileSettings) -> PointResu
             cannot be read (the one-line error as its message).
         NcuNotFoundError, CounterPermissionError, InputError: as ``run`` raises them.
     """
-    from profiler_report.cases import get_case
-    from profiler_report.cases.ranges import nvtx_range_name
     from profiler_report.live import ncu as prof
+    from profiler_report.model.ranges import nvtx_range_name
+    from profiler_report.model.registry import get_case
 
     t0 = time.perf_counter()
     case = get_case(point.case)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from profiler_report.cases.base import Case, Size
-from profiler_report.cases.manifest import Stage
 from profiler_report.live.gpu import Timing
 from profiler_report.live.kernels import Kernels, Validation, time_stages, validate
+from profiler_report.model.base import Case, Size
+from profiler_report.model.manifest import Stage
 
 #: bench.json's ``kind`` of each entry by its manifest role.
 _KIND = {"copy": "ceiling", "peer": "peer"}

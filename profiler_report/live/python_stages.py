@@ -1,7 +1,7 @@
 """Calling a Python stage's function on the tool's buffers (GPU side).
 
 The buffers stay CuPy arrays (poisoned, rotated, copied by the generic pipeline); the function
-gets them as the case's :attr:`~profiler_report.cases.python_case.PythonCase.array` (torch
+gets them as the case's :attr:`~profiler_report.model.python_case.PythonCase.array` (torch
 tensors through DLPack: no copy, the same default stream, so the event timing and the queue
 hold of :mod:`profiler_report.live.gpu` cover its kernels as they cover a CUDA stage's).
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from profiler_report.cases.base import Case, Step
-from profiler_report.cases.manifest import Stage
 from profiler_report.errors import CaseError
+from profiler_report.model.base import Case, Step
+from profiler_report.model.manifest import Stage
 from profiler_report.util.tensors import as_array, as_tensor
 
 

@@ -3,7 +3,7 @@ synccheck at a small size that is not a multiple of any tile, before timing.
 
 One child process per tool (``compute-sanitizer --tool T python -m profiler_report.live.target
 sanitize ...``) runs every stage of the case once, validated as usual (random input, poisoned
-output, compared with the reference), at :meth:`~profiler_report.cases.base.Case.sanitize_size`.
+output, compared with the reference), at :meth:`~profiler_report.model.base.Case.sanitize_size`.
 The child prints a begin and an end marker line per stage (:data:`BEGIN`, :data:`END`: JSON with
 the stage id and the kernels its steps launch). The tool's own lines start with
 :data:`PREFIX`; each report block (a header line, then indented lines) is attributed to a stage by

@@ -19,11 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from profiler_report.analysis.sanitizer import sanitizer_text
-from profiler_report.cases import get_case
-from profiler_report.cases.base import Case
-from profiler_report.cases.experiment import RESULT_PREFIX
-from profiler_report.cases.manifest import Stage
-from profiler_report.cases.ranges import nvtx_range_name
 from profiler_report.errors import KernelIncorrectError, ProfilerReportError
 from profiler_report.live import gpu
 from profiler_report.live import kernels as kern
@@ -31,6 +26,11 @@ from profiler_report.live import ncu as prof
 from profiler_report.live import sanitizer as san
 from profiler_report.live.config import RunConfig
 from profiler_report.live.doctor import counters_off_reason
+from profiler_report.model.base import Case
+from profiler_report.model.experiment import RESULT_PREFIX
+from profiler_report.model.manifest import Stage
+from profiler_report.model.ranges import nvtx_range_name
+from profiler_report.model.registry import get_case
 from profiler_report.util.fsio import atomic_dir, write_json
 from profiler_report.util.timer import StepTimer, log
 
@@ -168,7 +168,7 @@ def _profile(cfg: RunConfig, case: Case, profiled: list[Stage], ncu: str, out: P
 
 def profile_experiments(case: Case, ncu: str, cfg: RunConfig, out: Path, timer: StepTimer) -> None:
     """One ncu process per experiment of the case (:meth:`Case.experiments`), collecting only its
-    :attr:`~profiler_report.cases.experiment.Experiment.ncu_options`, into ``out/<id>.ncu-rep``; the
+    :attr:`~profiler_report.model.experiment.Experiment.ncu_options`, into ``out/<id>.ncu-rep``; the
     target's per-point validation into ``out/<id>.json``. An experiment whose ncu run fails is
     recorded there as ``{"error": ...}`` (the report says so) and the run goes on: the ladder's
     report does not rest on it."""

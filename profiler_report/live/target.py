@@ -3,7 +3,7 @@ and of compute-sanitizer (``... sanitize ...``: every stage once, between marker
 :mod:`profiler_report.live.sanitizer`).
 
 It validates each stage, then launches each one exactly once inside the NVTX push/pop range
-``pr_<case>.<stage>`` (:func:`profiler_report.cases.ranges.nvtx_range_name`), the range that
+``pr_<case>.<stage>`` (:func:`profiler_report.model.ranges.nvtx_range_name`), the range that
 ``ncu --nvtx-include pr_<case>.<stage>/`` filters on. Warm-up and validation launches sit outside
 every range, so ncu profiles one launch per stage.
 """
@@ -15,14 +15,14 @@ import json
 import sys
 from dataclasses import asdict, replace
 
-from profiler_report.cases import get_case
-from profiler_report.cases.base import Case, Size
-from profiler_report.cases.experiment import RESULT_PREFIX
-from profiler_report.cases.manifest import Stage
-from profiler_report.cases.ranges import nvtx_range_name
 from profiler_report.live.gpu import import_cupy, push_range
 from profiler_report.live.kernels import Kernels, Validation, compile_module, fresh_output, kernel_key, validate
 from profiler_report.live.sanitizer import BEGIN, END
+from profiler_report.model.base import Case, Size
+from profiler_report.model.experiment import RESULT_PREFIX
+from profiler_report.model.manifest import Stage
+from profiler_report.model.ranges import nvtx_range_name
+from profiler_report.model.registry import get_case
 
 
 def profile_launches(kernels: Kernels, stages: list[Stage], size: Size) -> list[Validation]:

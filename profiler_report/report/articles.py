@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 from profiler_report.analysis.claims import judge_claims
 from profiler_report.analysis.next_step import next_steps
 from profiler_report.capture.load import read_capture
-from profiler_report.cases.base import Case
-from profiler_report.cases.experiment import ExperimentTable
 from profiler_report.errors import InputError
+from profiler_report.model.base import Case
+from profiler_report.model.experiment import ExperimentTable
 from profiler_report.util.fmt import fmt
 from profiler_report.util.jsonable import records
 

@@ -17,9 +17,9 @@ from profiler_report.analysis.compare import comparison_rows, diff_summaries, re
 from profiler_report.analysis.run import Run, load_run
 from profiler_report.analysis.sanitizer import sanitizer_text
 from profiler_report.capture.sidecars import Sidecars, read_sidecars
-from profiler_report.cases import get_case
-from profiler_report.cases.base import Case
 from profiler_report.errors import InputError
+from profiler_report.model.base import Case
+from profiler_report.model.registry import get_case
 from profiler_report.report.articles import bank_map_jobs, experiment_tables
 from profiler_report.report.chart_pool import ChartPool
 from profiler_report.report.charts import capture_chart_jobs, sidecar_chart_jobs

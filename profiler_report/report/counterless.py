@@ -18,10 +18,10 @@ from profiler_report.analysis import Analysis
 from profiler_report.analysis.summary import add_timings
 from profiler_report.analysis.verdicts import deltas, judge_expectations, speed_column, stage_verdict
 from profiler_report.capture.model import RULE_COLUMNS
-from profiler_report.cases.base import Case
-from profiler_report.cases.manifest import Manifest
 from profiler_report.errors import CounterPermissionError, InputError
 from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
+from profiler_report.model.base import Case
+from profiler_report.model.manifest import Manifest
 
 _REASON = re.compile(r"unavailable \((.+)\)")
 

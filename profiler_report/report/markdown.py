@@ -8,8 +8,8 @@ The same columns, cells and verdicts as the report's summary table
 from __future__ import annotations
 
 from profiler_report.analysis import Analysis
-from profiler_report.cases.base import Case
 from profiler_report.metrics import COLUMNS_BY_NAME
+from profiler_report.model.base import Case
 from profiler_report.report.cells import CellRules, summary_cells
 from profiler_report.util.fmt import markdown_table
 

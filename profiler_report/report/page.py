@@ -17,8 +17,8 @@ from profiler_report.analysis import Analysis
 from profiler_report.analysis.findings import rule_disagreement
 from profiler_report.analysis.sanitizer import sanitizer_text, stage_text
 from profiler_report.capture.model import Capture
-from profiler_report.cases.base import Case
 from profiler_report.metrics import COLUMNS_BY_NAME, HEADLINE, TIMING_COLUMNS
+from profiler_report.model.base import Case
 from profiler_report.report.annotate import add_stage_extras
 from profiler_report.report.articles import add_articles
 from profiler_report.report.cells import CellRules, cell, cell_rules, summary_cells

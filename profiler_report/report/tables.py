@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from profiler_report.analysis.ceilings import point_ceiling
+from profiler_report.analysis.placement import mixed_gpus
 from profiler_report.analysis.verdicts import slower_beyond_spread
 from profiler_report.util.dtypes import ITEMSIZE
 from profiler_report.util.fmt import fmt
@@ -239,8 +240,6 @@ def where_notes(rows: list[dict[str, Any]]) -> list[str]:
     gpu_uuid, gpu_name, gpu_driver: live/fanout.py): one line naming the GPUs when the rows ran on
     more than one, and the warning when those differ in model or driver; [] for rows that say
     nothing of where they ran (files from before, or one GPU)."""
-    from profiler_report.live.fanout import mixed_gpus
-
     placed = [r for r in rows if r.get("host")]
     gpus = sorted({(r["host"], str(r.get("gpu_index", "")), str(r.get("gpu_uuid", ""))) for r in placed})
     out = []

@@ -14,7 +14,7 @@
 #   render/index.html          the committed reports/h200 capture re-rendered with the new files
 #   render.log                 what render printed; the MISMATCH count is echoed at the end
 # Copy padding_sweep/padding_sweep.{ncu-rep,json,log} into reports/h200/ (the recorded report) and
-# into tests/data/h200_padding_sweep/ (the fixture tests/test_articles.py reads; add its NOTE.txt).
+# into tests/data/h200_padding_sweep/ (the fixture tests/report/test_articles.py reads; add its NOTE.txt).
 # Expected wall time: 30-60 s (20 small launches at 2048x2048, SourceCounters + 5 metrics each).
 # Clocks: --clock-control none (the run's default); nothing here changes clocks, power or MIG.
 set -euo pipefail
@@ -23,14 +23,14 @@ PY=${PYTHON:-python3}
 mkdir -p "$OUT/padding_sweep" "$OUT/render"
 start=$(date +%s)
 
-"$PY" -m pytest -q -p no:cacheprovider tests/test_padding_sweep_gpu.py 2>&1 | tee "$OUT/gpu_tests.log"
+"$PY" -m pytest -q -p no:cacheprovider tests/cases/test_padding_sweep_gpu.py 2>&1 | tee "$OUT/gpu_tests.log"
 
 OUT_DIR="$OUT/padding_sweep" "$PY" - <<'PYEOF'
 import json
 import os
 from pathlib import Path
 
-from profiler_report.cases import get_case
+from profiler_report.model.registry import get_case
 from profiler_report.live import ncu as prof
 from profiler_report.live.config import RunConfig
 from profiler_report.live.session import profile_experiments

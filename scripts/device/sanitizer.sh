@@ -10,7 +10,7 @@
 #   transpose-{memcheck,racecheck,synccheck}.log  every transpose stage + copy (the live run's)
 #   reduction-{memcheck,racecheck,synccheck}.log  every reduction stage + ceiling
 #   pytest.log, compute-sanitizer-version.txt, gpu.txt, date.txt
-# Commit the *.log files (and the three .txt) into tests/data/sanitizer/; tests/test_sanitizer.py
+# Commit the *.log files (and the three .txt) into tests/data/sanitizer/; tests/live/test_sanitizer.py
 # then parses them (its real-output tests skip until they are there).
 set -uo pipefail
 : "${OUT:?set OUT to the folder that receives the results}"
@@ -20,7 +20,7 @@ cs=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || ls -d /usr/local/cuda/
 "$cs" --version > "$dest/compute-sanitizer-version.txt" 2>&1 || echo "compute-sanitizer not found" > "$dest/compute-sanitizer-version.txt"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$dest/gpu.txt" 2>&1 || true
 date -u +%Y-%m-%dT%H:%M:%SZ > "$dest/date.txt"
-SANITIZER_LOGS_OUT="$dest" python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_sanitizer_gpu.py -rA \
+SANITIZER_LOGS_OUT="$dest" python3 -m pytest -q -p no:cacheprovider -m gpu tests/live/test_sanitizer_gpu.py -rA \
   > "$dest/pytest.log" 2>&1
 status=$?
 tail -n 40 "$dest/pytest.log"
@@ -28,7 +28,7 @@ tail -n 40 "$dest/pytest.log"
 tmp=$(mktemp -d)
 cp -r . "$tmp/repo" 2>/dev/null
 cp "$dest"/*.log "$tmp/repo/tests/data/sanitizer/" 2>/dev/null
-(cd "$tmp/repo" && python3 -m pytest -q -p no:cacheprovider tests/test_sanitizer.py -k "recorded or racecheck_output or synccheck_output" -rA) \
+(cd "$tmp/repo" && python3 -m pytest -q -p no:cacheprovider tests/live/test_sanitizer.py -k "recorded or racecheck_output or synccheck_output" -rA) \
   > "$dest/pytest-cpu-on-logs.log" 2>&1
 tail -n 15 "$dest/pytest-cpu-on-logs.log"
 rm -rf "$tmp"

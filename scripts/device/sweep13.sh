@@ -21,7 +21,7 @@
 #   points/         every finished point so far (copy back into reports/sweep13.partial/bench.json.points/
 #                   to resume on a fresh machine)
 #   wall_s.txt      this call's wall time
-#   gpu_tests.txt   with SWEEP13_TESTS=1: the sweep's GPU tests (tests/test_gpu.py), run first
+#   gpu_tests.txt   with SWEEP13_TESTS=1: the sweep's GPU tests (tests/cases/test_transpose_gpu.py), run first
 #
 # Measured on the H200 (2026-12-01): 99-205 s for all 47 points in one call (estimated 7-8 minutes: the timed
 # launches are ~10 s in all; most of it is torch.compile compiling one static kernel per point,
@@ -36,7 +36,7 @@ export PROFILER_REPORT_COMMIT="${PROFILER_REPORT_COMMIT:-$(git rev-parse --short
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 start=$(date +%s)
 if [ "${SWEEP13_TESTS:-0}" = 1 ]; then  # opt-in, ~1 min: the GPU tests of this sweep first
-  python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "candidate_configurations or sweep_point" \
+  python3 -m pytest -q -p no:cacheprovider tests/cases/test_transpose_gpu.py -k "candidate_configurations or sweep_point" \
     2>&1 | tee "$OUT/gpu_tests.txt" | tail -n 5 || echo "GPU tests failed: see $OUT/gpu_tests.txt (the sweep runs anyway)"
 fi
 # A few seconds of copies first: in a sweep straight after the machine started, the first DRAM

@@ -31,7 +31,7 @@ import numpy as np
 from profiler_report.live.bench import check_output, event_time, peers
 
 from profiler_report import run as gpu
-from profiler_report.cases.manifest import load_manifest
+from profiler_report.model.manifest import load_manifest
 from profiler_report.util.dtypes import CXX_TYPES, ITEMSIZE
 
 HERE = Path(__file__).parent

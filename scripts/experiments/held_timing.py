@@ -18,9 +18,9 @@ import time
 
 from timed import copy_and_tuned  # run from the repo root: this folder is sys.path[0]
 
-from profiler_report.cases import get_case
 from profiler_report.cases.transpose import bench
 from profiler_report.live.gpu import event_times_us, import_cupy
+from profiler_report.model.registry import get_case
 
 POINTS = (("float32", 1024, 1024), ("float32", 2048, 2048), ("float16", 4096, 4096), ("float32", 8192, 8192))
 

@@ -20,10 +20,10 @@ import sys
 
 from realigned import realigned  # run from the repo root: this folder is sys.path[0]
 
-from profiler_report.cases import get_case
 from profiler_report.cases.transpose import bench
 from profiler_report.live.gpu import import_cupy, memcpy_fn
 from profiler_report.live.kernels import Kernels, compile_module
+from profiler_report.model.registry import get_case
 from profiler_report.util.dtypes import ITEMSIZE
 
 POINTS = {"float16": ((4096, 4096), (8192, 2048)), "float64": ((2048, 2048),),

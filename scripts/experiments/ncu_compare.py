@@ -14,7 +14,7 @@ from cupy.cuda import nvtx
 from profiler_report.live.bench import check_output, peers
 
 from profiler_report import run as gpu
-from profiler_report.cases.manifest import load_manifest
+from profiler_report.model.manifest import load_manifest
 from profiler_report.util.dtypes import CXX_TYPES
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
-from profiler_report.cases import get_case
 from profiler_report.cases.transpose.bench import COPIES
 from profiler_report.live.gpu import import_cupy
 from profiler_report.live.kernels import Kernels, compile_module
+from profiler_report.model.registry import get_case
 
 RUNS = (("vec_tuned", (16, 16, 256), 8192, 8192), ("vec_peeled", (32, 16, 512), 8192, 8192),
         ("vec_peeled", (32, 16, 512), 8191, 8193), ("vec_peeled", (32, 8, 256), 8191, 8193),

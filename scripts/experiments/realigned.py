@@ -11,10 +11,10 @@ import json
 import sys
 from dataclasses import asdict, replace
 
-from profiler_report.cases import get_case
-from profiler_report.cases.manifest import Stage
 from profiler_report.cases.transpose import bench
 from profiler_report.cases.transpose.launch import realigned_smem_bytes
+from profiler_report.model.manifest import Stage
+from profiler_report.model.registry import get_case
 
 CONFIGS = ((32, 8, 256), (32, 16, 512), (32, 32, 1024))
 CHECK = ((1, 1), (31, 65), (4097, 33), (33, 4097), (7, 5), (1009, 2003), (2003, 1009), (257, 129), (3, 1000),

@@ -10,7 +10,7 @@ and reports any output element that is wrong or written more than once. It found
 ownership bug of the fifth attempt (scripts/experiments/results/README.md) before the GPU did
 again. ``banks`` counts the shared-memory wavefronts of one warp's gathers (32 banks of 4 bytes;
 8-byte loads as two half-warps) for every residue of rows and cols mod 2V. The GPU tests
-(tests/test_peeled_gpu.py) are what check the kernel itself; this models the design.
+(tests/cases/test_peeled_gpu.py) are what check the kernel itself; this models the design.
 """
 
 from __future__ import annotations

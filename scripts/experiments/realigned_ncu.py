@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from profiler_report.cases import get_case
-from profiler_report.cases.manifest import Stage
 from profiler_report.live.gpu import import_cupy
 from profiler_report.live.kernels import Kernels, compile_module
+from profiler_report.model.manifest import Stage
+from profiler_report.model.registry import get_case
 
 REALIGNED = Stage("vec_realigned", "transpose_vec_realigned", "realigned", launch="vec_realigned")
 #: (stage id, configuration, rows, cols, dtype)

@@ -13,9 +13,9 @@ import sys
 from realigned import realigned, report  # run from the repo root: this folder is sys.path[0]
 from realigned_wide import CHECK, TIMED
 
-from profiler_report.cases import get_case
 from profiler_report.cases.transpose import bench
 from profiler_report.cases.transpose.launch import dynamic_smem_bytes
+from profiler_report.model.registry import get_case
 
 #: Per dtype: the tiles the committed sweep chose, each with 1, 2, 4 and 8 tiles per block.
 SHAPES = {"float16": ((16, 8, 256), (16, 16, 512), (32, 16, 512)),

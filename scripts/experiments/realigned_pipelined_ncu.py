@@ -7,8 +7,8 @@ from __future__ import annotations
 from realigned import realigned  # run from the repo root: this folder is sys.path[0]
 from realigned_ncu import launch_once
 
-from profiler_report.cases import get_case
 from profiler_report.live.gpu import import_cupy
+from profiler_report.model.registry import get_case
 
 #: (configuration, rows, cols, dtype)
 RUNS = (((16, 8, 256, 1), 8191, 8193, "float16"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 from realigned_ncu import launch_once  # run from the repo root: this folder is sys.path[0]
 from realigned_wide import realigned
 
-from profiler_report.cases import get_case
 from profiler_report.live.gpu import import_cupy
+from profiler_report.model.registry import get_case
 
 #: (configuration, rows, cols, dtype, NVRTC options); the recorded run (results/ncu_realigned_wide.csv)
 #: had the odd path on for every tile, which is REALIGNED_ODD=2 now.

@@ -15,9 +15,9 @@ from realigned import realigned, report  # run from the repo root: this folder i
 from realigned_ncu import launch_once
 from realigned_wide import CHECK
 
-from profiler_report.cases import get_case
 from profiler_report.cases.transpose import bench
 from profiler_report.live.gpu import import_cupy
+from profiler_report.model.registry import get_case
 
 CONFIGS = ((16, 8, 256), (32, 16, 512), (16, 8, 256, 2))
 TIMED = ((8191, 8193), (4097, 8191), (8449, 8193), (8192, 8192), (12345, 6789), (7919, 7907))

@@ -14,8 +14,8 @@ import sys
 
 from realigned import realigned, report  # run from the repo root: this folder is sys.path[0]
 
-from profiler_report.cases import get_case
 from profiler_report.cases.transpose import bench
+from profiler_report.model.registry import get_case
 
 ROWS = (8177, 8185, 8189, 8191, 8193, 8195, 8197, 8199, 8201, 8205, 8209)
 PLAN = (realigned(16, 8, 256), realigned(32, 16, 512))

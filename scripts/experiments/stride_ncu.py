@@ -6,8 +6,8 @@ from __future__ import annotations
 from realigned import realigned
 from realigned_ncu import launch_once
 
-from profiler_report.cases import get_case
 from profiler_report.live.gpu import import_cupy
+from profiler_report.model.registry import get_case
 
 SHAPES = ((8191, 8193), (8191, 9001), (9001, 8193), (9001, 9001))
 

@@ -13,8 +13,8 @@ import sys
 
 from realigned import realigned, report  # run from the repo root: this folder is sys.path[0]
 
-from profiler_report.cases import get_case
 from profiler_report.cases.transpose import bench
+from profiler_report.model.registry import get_case
 
 CONFIGS = ((16, 8, 256), (32, 16, 512), (16, 8, 256, 2))
 SHAPES = {"float16": ((8191, 8193), (8191, 8209), (8191, 8449), (8191, 9001), (8209, 8193), (8449, 8193),

@@ -13,8 +13,8 @@ import sys
 from realigned import realigned, report  # run from the repo root: this folder is sys.path[0]
 from realigned_wide import CHECK
 
-from profiler_report.cases import get_case
 from profiler_report.cases.transpose import bench
+from profiler_report.model.registry import get_case
 
 CONFIGS = ((32, 16, 512, 2), (32, 16, 512, 4), (32, 16, 512, 8), (32, 32, 512, 2), (32, 32, 512, 4),
            (32, 16, 256, 2), (32, 16, 256, 4))

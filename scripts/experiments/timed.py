@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from profiler_report.cases.base import Case
 from profiler_report.cases.transpose import bench
 from profiler_report.live.gpu import memcpy_fn
 from profiler_report.live.kernels import Kernels, compile_module
+from profiler_report.model.base import Case
 
 
 def copy_and_tuned(cupy: Any, case: Case, dtype: str, r: int, c: int, buffers: int = 3) -> tuple[list, dict]:

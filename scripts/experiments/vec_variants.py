@@ -14,7 +14,7 @@ import numpy as np
 from profiler_report.live.bench import check_output, event_time
 
 from profiler_report import run as gpu
-from profiler_report.cases.manifest import load_manifest
+from profiler_report.model.manifest import load_manifest
 
 LOAD = "*reinterpret_cast<const uint4*>(in + (size_t)r * cols + col)"
 STORE = "*reinterpret_cast<uint4*>(out + (size_t)gr * rows + gc) = o.u;"

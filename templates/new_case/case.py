@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from profiler_report.cases.base import Case, Comparison, Launch, Size, Work
-from profiler_report.cases.manifest import Stage
+from profiler_report.model.base import Case, Comparison, Launch, Size, Work
+from profiler_report.model.manifest import Stage
 
 ITEMSIZE = {"float32": 4, "float64": 8}
 #: Threads per block of every stage.

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from profiler_report.cases.base import Comparison, Size, Work
-from profiler_report.cases.manifest import Stage
-from profiler_report.cases.python_case import PythonCase
+from profiler_report.model.base import Comparison, Size, Work
+from profiler_report.model.manifest import Stage
+from profiler_report.model.python_case import PythonCase
 from profiler_report.util.dtypes import ITEMSIZE
 from profiler_report.util.tensors import storage_dtype
 

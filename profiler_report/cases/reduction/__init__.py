@@ -16,10 +16,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from profiler_report.cases.base import Case, Comparison, Launch, Size, Step, Work
-from profiler_report.cases.manifest import Stage
 from profiler_report.cases.reduction import launch as geo
 from profiler_report.errors import InputError
+from profiler_report.model.base import Case, Comparison, Launch, Size, Step, Work
+from profiler_report.model.manifest import Stage
 from profiler_report.util.dtypes import ITEMSIZE
 
 #: float32 unit roundoff.

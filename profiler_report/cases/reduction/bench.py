@@ -14,11 +14,11 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from profiler_report.analysis.verdicts import slower_beyond_spread
-from profiler_report.cases.base import Case
-from profiler_report.cases.manifest import Stage
 from profiler_report.live.fanout import SweepPoint
 from profiler_report.live.gpu import device_info, event_times_us, import_cupy, memcpy_fn, poison
 from profiler_report.live.kernels import Kernels, compile_module
+from profiler_report.model.base import Case
+from profiler_report.model.manifest import Stage
 from profiler_report.util.dtypes import ITEMSIZE
 
 #: fn(src, dst) -> the result (a 0-d or 1-element array of any library), or None when it wrote dst[0].

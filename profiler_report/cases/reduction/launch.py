@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from profiler_report.cases.base import Launch
-from profiler_report.cases.manifest import Manifest, Stage
+from profiler_report.model.base import Launch
+from profiler_report.model.manifest import Manifest, Stage
 from profiler_report.util.dtypes import ITEMSIZE
 
 #: Elements per 16-byte vector load (float4 / int4; every reduction dtype is 4 bytes).

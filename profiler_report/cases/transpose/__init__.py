@@ -10,9 +10,6 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from profiler_report.cases.base import Case, Comparison, Launch, Size, Work
-from profiler_report.cases.experiment import Experiment
-from profiler_report.cases.manifest import Stage
 from profiler_report.cases.transpose.launch import (
     LAUNCH_KINDS,
     dynamic_smem_bytes,
@@ -22,6 +19,9 @@ from profiler_report.cases.transpose.launch import (
 )
 from profiler_report.cases.transpose.notes import block_shape_warning, tile_shape
 from profiler_report.errors import InputError
+from profiler_report.model.base import Case, Comparison, Launch, Size, Work
+from profiler_report.model.experiment import Experiment
+from profiler_report.model.manifest import Stage
 from profiler_report.util.dtypes import ITEMSIZE
 
 #: The largest side the kernels take (an int argument), and CUDA's grid limit in y and z.

@@ -13,12 +13,12 @@ from typing import Any
 
 from profiler_report.analysis.ceilings import point_ceiling
 from profiler_report.analysis.verdicts import slower_beyond_spread
-from profiler_report.cases.base import Case
-from profiler_report.cases.manifest import Stage
 from profiler_report.cases.transpose.launch import dynamic_smem_bytes, realigned_rows_fit, tuned_shape
 from profiler_report.live.fanout import SweepPoint
 from profiler_report.live.gpu import device_info, event_times_us, import_cupy, memcpy_fn, poison
 from profiler_report.live.kernels import Kernels, compile_module
+from profiler_report.model.base import Case
+from profiler_report.model.manifest import Stage
 from profiler_report.util.dtypes import ITEMSIZE
 
 #: fn(src, dst): writes the result into dst and returns None, or returns its own result array

@@ -3,7 +3,7 @@ kind of ``kernels/transpose/stages.toml``."""
 
 from __future__ import annotations
 
-from profiler_report.cases.manifest import Stage
+from profiler_report.model.manifest import Stage
 from profiler_report.util.dtypes import ITEMSIZE
 
 #: Micro-rows per warp of ``transpose_vec_deep`` and ``transpose_vec_colwalk`` (their DEPTH default).

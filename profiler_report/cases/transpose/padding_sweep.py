@@ -3,79 +3,29 @@ the ``padded`` stage's kernel with pad 0..4 elements, 4- and 8-byte elements and
 and 16 (``kernels/transpose/padding_sweep.cu``), each point profiled once, its measured shared
 wavefronts set beside the bank model's prediction (:mod:`~profiler_report.cases.transpose.banks`).
 
-The GPU side (validation, the profiled launches) is :mod:`.padding_sweep_gpu`, imported only in
-ncu's target process.
+The points are :mod:`.padding_points`; the GPU side (validation, the profiled launches) is
+:mod:`.padding_sweep_gpu`, imported only in ncu's target process.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from profiler_report.cases.experiment import Experiment, ExperimentRow, ExperimentTable
 from profiler_report.cases.transpose.banks import column_read, row_store
+from profiler_report.cases.transpose.padding_points import POINTS, SIZE, Point
 from profiler_report.metrics import headline_row
+from profiler_report.model.experiment import Experiment, ExperimentRow, ExperimentTable
 from profiler_report.util.fmt import fmt
-from profiler_report.util.resources import resource_dir
 
 if TYPE_CHECKING:
     from profiler_report.capture.model import Capture
 
-SOURCE = resource_dir("kernels") / "transpose" / "padding_sweep.cu"
-#: The matrix every point transposes: a multiple of the tile, so every warp of every launch makes
-#: the same access and the per-instruction figures are the model's per-warp figures exactly.
-SIZE = {"rows": 2048, "cols": 2048}
-#: Threads per block of every point (``SWEEP_THREADS`` in the kernel): blockDim = (bx, 256 / bx).
-THREADS = 256
 #: Measured and predicted agree when within this fraction of each other (wavefronts per
 #: instruction, excessive wavefronts); the committed ``padded`` stage measures 1.06 wavefronts
 #: per load on a conflict-free read, so a tighter bound would flag the counter, not the model.
 MATCH_REL = 0.10
-PADS = (0, 1, 2, 3, 4)
-_CTYPE = {4: "float", 8: "double"}
-_DTYPE = {4: "float32", 8: "float64"}
-
-
-@dataclass(frozen=True)
-class Point:
-    """One kernel of the sweep: element bytes, blockDim.x and the pad in elements."""
-
-    elem_bytes: int
-    bx: int
-    pad: int
-
-    @property
-    def id(self) -> str:
-        return f"f{8 * self.elem_bytes}_bx{self.bx}_pad{self.pad}"
-
-    @property
-    def ctype(self) -> str:
-        return _CTYPE[self.elem_bytes]
-
-    @property
-    def dtype(self) -> str:
-        return _DTYPE[self.elem_bytes]
-
-    @property
-    def tile(self) -> str:
-        return f"{self.ctype} tile[32][{32 + self.pad}]"
-
-
-POINTS: tuple[Point, ...] = tuple(Point(e, bx, pad) for e in (4, 8) for bx in (32, 16) for pad in PADS)
-
-
-def name_expression(p: Point) -> str:
-    """The instantiation NVRTC compiles, e.g. ``transpose_pad_sweep<float,1,32>``."""
-    return f"transpose_pad_sweep<{p.ctype},{p.pad},{p.bx}>"
-
-
-def launch_shape(p: Point, rows: int, cols: int) -> tuple[tuple[int, int], tuple[int, int]]:
-    """(grid, block) of one point: one block per 32x32 tile, ``bx x 256 / bx`` threads."""
-    return ((cols + 31) // 32, (rows + 31) // 32), (p.bx, THREADS // p.bx)
-
-
 @dataclass(frozen=True)
 class Prediction:
     """The bank model's figures for one point: wavefronts per shared load (the column read) and
@@ -175,8 +125,9 @@ class PaddingSweep(Experiment):
         return [p.id for p in POINTS]
 
     def run_target(self, case: Any) -> list[dict[str, Any]]:
-        gpu = importlib.import_module("profiler_report.cases.transpose.padding_sweep_gpu")
-        return gpu.run_points(case, self)
+        from profiler_report.cases.transpose.padding_sweep_gpu import run_points  # CuPy: ncu's target only
+
+        return run_points(case, self)
 
     def table(self, capture: Capture | None, validation: list[dict[str, Any]] | None) -> ExperimentTable:
         values = measured_values(capture, self) if capture is not None else {}

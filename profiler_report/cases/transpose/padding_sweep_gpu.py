@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from profiler_report.cases.transpose.padding_sweep import POINTS, SIZE, SOURCE, launch_shape, name_expression
+from profiler_report.cases.transpose.padding_points import POINTS, SIZE, SOURCE, launch_shape, name_expression
 from profiler_report.live.gpu import import_cupy, poison, push_range
 
 

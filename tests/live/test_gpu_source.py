@@ -1,0 +1,99 @@
+"""live/gpu.py without a GPU: the hold kernel compiles for sm_90 (nvcc, the compiler NVRTC shares
+its front end with), and event_times_us's batches and retries run on a stand-in of CuPy's events;
+the hold itself is tested on the device (tests/live/test_gpu_timing.py)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from profiler_report.live import gpu
+
+NVCC = shutil.which("nvcc")
+
+
+@pytest.mark.skipif(NVCC is None and not os.environ.get("CI"), reason="nvcc not installed")
+def test_the_hold_kernel_compiles_for_sm90_without_spills(tmp_path):
+    assert NVCC is not None, "nvcc is not on PATH on the CI machine"
+    src = tmp_path / "hold.cu"
+    src.write_text(gpu._HOLD_SOURCE)
+    res = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-Xptxas", "-v", "-o", str(tmp_path / "hold.cubin"),
+                          str(src)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "Compiling entry function 'hold_queue'" in res.stderr
+    assert re.search(r"0 bytes spill stores", res.stderr), res.stderr
+
+
+class _FakeCupy:
+    """Just what event_times_us uses: events whose elapsed time is the call's index + 1 (ms), and
+    a device synchronize; the hold is a _FakeHold."""
+
+    def __init__(self):
+        self.clock = 0
+        outer = self
+
+        class Event:
+            def record(self):
+                outer.clock += 1
+                self.t = outer.clock
+
+            def synchronize(self):
+                pass
+
+        class cuda:  # noqa: N801 (CuPy's name)
+            """cupy.cuda, as far as event_times_us reaches into it."""
+            pass
+
+        cuda.Event = Event
+        cuda.get_elapsed_time = staticmethod(lambda s, e: float(e.t - s.t))
+        cuda.runtime = type("runtime", (), {"deviceSynchronize": staticmethod(lambda: None)})
+        self.cuda = cuda
+
+
+class _FakeHold:
+    """A hold that reports a timeout for the holds listed in ``timeouts`` (counted from 0)."""
+
+    def __init__(self, timeouts):
+        self.timeouts, self.count, self.sizes = set(timeouts), -1, []
+
+    def __call__(self, cupy):
+        return self
+
+    def held(self):
+        import contextlib
+
+        self.count += 1
+        return contextlib.nullcontext()
+
+    def timed_out(self):
+        return self.count in self.timeouts
+
+
+@pytest.mark.parametrize(("timeouts", "holds"), [((), 2), ((0,), 1 + 100 + 1), ((1,), 1 + 1 + 7)])
+def test_a_timed_out_batch_is_timed_again_one_call_per_hold(monkeypatch, timeouts, holds):
+    # The control flow of event_times_us without a GPU: 107 repeats are batches of 100 and 7; a
+    # batch whose hold timed out is timed again one call per hold, its first times dropped.
+    fake, hold = _FakeCupy(), _FakeHold(timeouts)
+    monkeypatch.setattr(gpu, "import_cupy", lambda: fake)
+    monkeypatch.setattr(gpu, "QueueHold", hold)
+    calls = []
+    us = gpu.event_times_us(lambda a, b: calls.append((a, b)), [(1, 2), (3, 4)], repeats=107, warmup=0)
+    assert len(us) == 107 and hold.count + 1 == holds
+    assert len(calls) == 1 + 107 + (100 if timeouts == (0,) else 7 if timeouts == (1,) else 0)
+    assert calls[1] == (1, 2) and calls[2] == (3, 4)  # the pairs rotate from the first timed call
+
+
+def test_a_call_that_times_out_alone_is_a_timing_error(monkeypatch):
+    from profiler_report.errors import TimingError
+
+    fake, hold = _FakeCupy(), _FakeHold(range(1000))
+    monkeypatch.setattr(gpu, "import_cupy", lambda: fake)
+    monkeypatch.setattr(gpu, "QueueHold", hold)
+    with pytest.raises(TimingError) as exc:
+        gpu.event_times_us(lambda a, b: None, [(1, 2)], repeats=30, warmup=5)
+    assert exc.value.exit_code == 9 and "synchronizes with the device" in exc.value.one_line()
+    assert hold.count + 1 == 2  # the batch, then its first call alone
