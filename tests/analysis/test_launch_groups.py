@@ -74,3 +74,21 @@ def test_launches_in_one_own_range_are_one_stage_with_summed_figures():
 def test_repeated_kernels_outside_own_ranges_keep_their_numbering():
     cap = _capture([("k", ""), ("k", "")])
     assert list(analyze(cap).summary["stage"]) == ["k", "k#2"]
+
+
+def test_a_stage_of_several_launches_lists_its_kernels_on_the_page():
+    import jinja2
+
+    from profiler_report.report.stage_kernels import stage_kernels
+    from profiler_report.util.resources import resource_dir
+
+    cap = _capture([("reduce_kernel", "pr_sm.eager"), ("elementwise_kernel", "pr_sm.eager"),
+                    ("softmax_kernel", "pr_sm.row")])
+    a = analyze(cap)
+    block = stage_kernels(a.kernels, "eager")
+    assert block is not None and [r[0] for r in block.rows] == ["reduce_kernel", "elementwise_kernel"]
+    assert [r[4] for r in block.rows] == ["25.0%", "75.0%"] and "summed over its launches" in block.note
+    assert stage_kernels(a.kernels, "row") is None  # one launch: no list
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resource_dir("templates"))), autoescape=True)
+    html = env.get_template("_stage_kernels.html.j2").render(s={"kernels": block})
+    assert "Kernels of this stage (2 launches)" in html and "<code>elementwise_kernel</code>" in html
