@@ -52,5 +52,7 @@ def add_stage_extras(section: StageSection, row: pd.Series, inp: PageInputs, sou
     section.notes.extend(warnings)
     launch = row.get("launch_id")
     if inp.capture is not None and launch is not None and not pd.isna(launch):
-        own = inp.case.manifest.source_text() if inp.case and source is not None else None
+        # NVRTC's in-memory file is the case's kernel source; a Python stage's kernels name their own
+        # files (stages.py for Triton, ATen's for PyTorch): only the text ncu embedded is theirs.
+        own = inp.case.manifest.source_text() if inp.case and inp.case.compiles_cuda and source is not None else None
         section.attribution, section.attribution_note = attribution(inp.capture, int(launch), own)
