@@ -116,11 +116,12 @@ def stage_wide(capture_wide: pd.DataFrame, stages: pd.DataFrame) -> pd.DataFrame
 
 
 #: Columns of :func:`kernel_shares`.
-SHARE_COLUMNS = ["stage", "launch_id", "kernel", "grid", "block", "duration_us", "share_pct", "dram_bytes"]
+SHARE_COLUMNS = ["stage", "launch_id", "kernel", "demangled", "grid", "block", "duration_us", "share_pct", "dram_bytes"]
 
 
 def kernel_shares(stages: pd.DataFrame, wide: pd.DataFrame) -> pd.DataFrame:
-    """One row per launch of every stage, in launch order: its kernel, grid and block, ncu's
+    """One row per launch of every stage, in launch order: its kernel (short and demangled:
+    PyTorch's reduce_kernel of a max and of a sum differ only there), grid and block, ncu's
     duration (us), its share of the stage's summed duration (%) and its DRAM bytes (read +
     written). NaN where the capture lacks the metric."""
     rows: list[dict[str, Any]] = []
@@ -131,7 +132,8 @@ def kernel_shares(stages: pd.DataFrame, wide: pd.DataFrame) -> pd.DataFrame:
             lid = int(r.launch_id)
             d = dur[lid]
             dram = _at(wide, lid, "dram__bytes_read.sum") + _at(wide, lid, "dram__bytes_write.sum")
-            rows.append({"stage": stage, "launch_id": lid, "kernel": str(r.kernel), "grid": str(r.grid),
+            rows.append({"stage": stage, "launch_id": lid, "kernel": str(r.kernel),
+                         "demangled": str(getattr(r, "demangled", "") or r.kernel), "grid": str(r.grid),
                          "block": str(r.block), "duration_us": d / 1e3,
                          "share_pct": 100 * d / total if total > 0 and not math.isnan(d) else math.nan,
                          "dram_bytes": dram})

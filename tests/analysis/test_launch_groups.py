@@ -91,4 +91,5 @@ def test_a_stage_of_several_launches_lists_its_kernels_on_the_page():
     assert stage_kernels(a.kernels, "row") is None  # one launch: no list
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resource_dir("templates"))), autoescape=True)
     html = env.get_template("_stage_kernels.html.j2").render(s={"kernels": block})
-    assert "Kernels of this stage (2 launches)" in html and "<code>elementwise_kernel</code>" in html
+    assert "Kernels of this stage (2 launches)" in html
+    assert '<code title="elementwise_kernel">elementwise_kernel</code>' in html
