@@ -93,3 +93,18 @@ def test_a_stage_of_several_launches_lists_its_kernels_on_the_page():
     html = env.get_template("_stage_kernels.html.j2").render(s={"kernels": block})
     assert "Kernels of this stage (2 launches)" in html
     assert '<code title="elementwise_kernel">elementwise_kernel</code>' in html
+
+
+def test_a_gate_on_a_raw_metric_reads_the_whole_stage():
+    from profiler_report.analysis.run import Run
+    from profiler_report.capture.sidecars import Sidecars
+    from profiler_report.gate.evaluate import measure
+    from profiler_report.gate.rules import Rule
+
+    cap = _capture([("reduce_kernel", "pr_sm.eager"), ("elementwise_kernel", "pr_sm.eager"),
+                    ("softmax_kernel", "pr_sm.row")])
+    run = Run(cap.path, cap, analyze(cap), Sidecars())
+    rule = Rule("dram__bytes_read.sum <= 1", "dram__bytes_read.sum", "raw", "<=", 1.0)
+    band, why = measure(run, "eager", rule)
+    assert why == "" and band is not None and band.value == 12e6  # both launches, not the longest alone
+    assert measure(run, "row", rule)[0].value == 2e6
