@@ -108,3 +108,24 @@ def test_a_gate_on_a_raw_metric_reads_the_whole_stage():
     band, why = measure(run, "eager", rule)
     assert why == "" and band is not None and band.value == 12e6  # both launches, not the longest alone
     assert measure(run, "row", rule)[0].value == 2e6
+
+
+def test_a_real_capture_with_two_launches_in_one_range_renders_them_as_one_stage(f32_capture, manifest):
+    """The transpose's H200 capture, its second launch moved into the first one's NVTX range (a
+    test edit of the ranges, not of any measured value): the page's stage sums both."""
+    from profiler_report.report.html import render_html
+    from profiler_report.report.page import PageInputs, build_page
+
+    metrics = f32_capture.metrics.copy()
+    first, second = sorted(metrics["launch_id"].unique())[:2]
+    rng = metrics.loc[metrics["launch_id"] == first, "nvtx_range"].iloc[0]
+    metrics.loc[metrics["launch_id"] == second, "nvtx_range"] = rng
+    cap = Capture(metrics, f32_capture.rules, f32_capture.path, f32_capture.kind, f32_capture.device,
+                  f32_capture.report_version, f32_capture.source, f32_capture.source_files)
+    a = analyze(cap, manifest)
+    stage = a.summary.iloc[0]
+    wide = f32_capture.wide()
+    assert stage["launches"] == 2 and len(a.summary) == len(f32_capture.launches()) - 1
+    assert stage["dram_read_bytes"] == wide.loc[[first, second], "dram__bytes_read.sum"].sum()
+    html = render_html(build_page(PageInputs(a, {"mode": "recorded capture"}, None, cap)))
+    assert "Kernels of this stage (2 launches)" in html and "summed over its launches" in html
