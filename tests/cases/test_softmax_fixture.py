@@ -65,10 +65,12 @@ def test_each_stages_figures_are_the_sums_over_its_launches(run):
 
 def test_dram_bytes_fall_toward_one_read_and_one_write(run):
     m = _matrix_bytes(run)
+    l2 = float(run.capture.device.get("l2_bytes") or 0)  # dirty lines still in L2 at a kernel's end: not yet written
+    # ncu flushes the caches before each replay pass: every kernel of the eager stage reads from DRAM.
     assert _row(run, "eager")["dram_read_bytes"] > 3.5 * m  # five passes over the matrix and its intermediates
     for stage in ("triton_row", "copy"):
-        assert 0.9 * m < _row(run, stage)["dram_read_bytes"] < 1.15 * m
-        assert 0.9 * m < _row(run, stage)["dram_write_bytes"] < 1.15 * m
+        assert 0.95 * m < _row(run, stage)["dram_read_bytes"] < 1.15 * m
+        assert m - l2 < _row(run, stage)["dram_write_bytes"] < 1.15 * m
 
 
 def test_the_expected_effects_are_judged(run):
