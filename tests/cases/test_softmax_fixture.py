@@ -38,7 +38,7 @@ def _row(run, stage):
 
 def test_the_stages_are_the_ladders_and_every_one_was_correct(run):
     stages = [s for s in run.stages() if s != "copy"]
-    assert stages == [s for s in LADDER if s in stages] and "eager" in stages and "triton_row" in stages
+    assert stages == [s for s in LADDER if s in stages] and "eager" in stages
     assert _row(run, "copy")["role"] == "ceiling"
     assert all(v["correct"] for v in run.sidecars.validation)
 
@@ -47,7 +47,7 @@ def test_the_eager_stage_is_its_five_kernels_with_their_shares(run):
     assert _row(run, "eager")["launches"] == 5  # amax, sub, exp, sum, div
     shares = run.analysis.kernels[run.analysis.kernels["stage"] == "eager"]
     assert len(shares) == 5 and shares["share_pct"].sum() == pytest.approx(100)
-    assert all(_row(run, s)["launches"] == 1 for s in ("triton_row", "copy"))
+    assert all(_row(run, s)["launches"] == 1 for s in ("triton_row", "triton_tuned", "copy") if s in run.stages())
 
 
 def test_each_stages_figures_are_the_sums_over_its_launches(run):
@@ -68,15 +68,16 @@ def test_dram_bytes_fall_toward_one_read_and_one_write(run):
     l2 = float(run.capture.device.get("l2_bytes") or 0)  # dirty lines still in L2 at a kernel's end: not yet written
     # ncu flushes the caches before each replay pass: every kernel of the eager stage reads from DRAM.
     assert _row(run, "eager")["dram_read_bytes"] > 3.5 * m  # five passes over the matrix and its intermediates
-    for stage in ("triton_row", "copy"):
+    for stage in [s for s in ("triton_row", "triton_tuned", "copy") if s in run.stages()]:
         assert 0.95 * m < _row(run, stage)["dram_read_bytes"] < 1.15 * m
         assert m - l2 < _row(run, stage)["dram_write_bytes"] < 1.15 * m
 
 
 def test_the_expected_effects_are_judged(run):
     exp = run.analysis.expectations
-    judged = exp[exp["metric"] == "dram_read_bytes"]
-    assert not judged.empty and (judged["verdict"] == "confirmed").all()
+    if "triton_row" in run.stages():  # DRAM reads down from the stage before it (eager or compiled)
+        judged = exp[(exp["stage"] == "triton_row") & (exp["metric"] == "dram_read_bytes")]
+        assert list(judged["verdict"]) == ["confirmed"]
     if "compiled" in run.stages():
         launches = exp[(exp["stage"] == "compiled") & (exp["metric"] == "launches")]
         assert list(launches["verdict"]) == ["confirmed"]
