@@ -75,8 +75,9 @@ def test_dram_bytes_fall_toward_one_read_and_one_write(run):
 
 def test_the_expected_effects_are_judged(run):
     exp = run.analysis.expectations
-    if "triton_row" in run.stages():  # DRAM reads down from the stage before it (eager or compiled)
-        judged = exp[(exp["stage"] == "triton_row") & (exp["metric"] == "dram_read_bytes")]
+    assert set(exp["verdict"]) <= {"confirmed", "refuted", "no effect", "not measured"} and not exp.empty
+    judged = exp[(exp["stage"] == "triton_row") & (exp["metric"] == "dram_read_bytes")]
+    if list(judged["previous"]) == ["eager"]:  # five passes over the matrix -> one
         assert list(judged["verdict"]) == ["confirmed"]
     if "compiled" in run.stages():
         launches = exp[(exp["stage"] == "compiled") & (exp["metric"] == "launches")]
