@@ -27,7 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from profiler_report.errors import CaseError
+from profiler_report.errors import CaseError, InputError
 from profiler_report.model.base import Case, Size, Step
 from profiler_report.model.manifest import Manifest, Stage
 
@@ -189,6 +189,6 @@ class PythonCase(Case):
         stage shows the change, not the new name."""
         try:
             fn = self.manifest.stage(stage_id).function
-        except Exception:  # a peer or an unknown id: nothing to rename
+        except InputError:  # a peer or an unknown id: nothing to rename
             return source
         return source.replace(f"def {fn}(", "def stage(", 1) if fn else source
