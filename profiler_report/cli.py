@@ -433,13 +433,17 @@ def _names(path: Path | list[Path]) -> str:
 @main.command("new-case", epilog=SEE_EXIT_CODES)
 @click.argument("folder", type=click.Path(path_type=Path))
 @click.option("--name", default=None, help="The case's name (default: the folder's name); NVTX ranges carry it.")
-def new_case_cmd(folder: Path, name: str | None) -> None:
+@click.option("--python", "python", is_flag=True,
+              help="A Python ladder: stages.py (each stage a function of torch tensors: PyTorch, torch.compile, "
+                   "Triton) instead of kernels.cu.")
+def new_case_cmd(folder: Path, name: str | None, python: bool) -> None:
     """Write a working case folder: kernels.cu (stages between markers), stages.toml (one expected
-    effect per stage), case.py (buffers, reference, comparison, work model). Edit it into your own
-    ladder, then `profiler-report run --case FOLDER`."""
+    effect per stage), case.py (buffers, reference, comparison, work model). With --python,
+    stages.py instead of kernels.cu: each stage a Python function. Edit it into your own ladder,
+    then `profiler-report run --case FOLDER`."""
     from profiler_report.model.scaffold import new_case
 
-    for f in new_case(folder, name):
+    for f in new_case(folder, name, python=python):
         click.echo(f"wrote {f}")
     click.echo(f"next: profiler-report check-case {folder}   (offline), then profiler-report run --case {folder}  "
                "(on a GPU machine with Nsight Compute)")

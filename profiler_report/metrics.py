@@ -205,7 +205,16 @@ TIMING_COLUMNS: tuple[Column, ...] = (
     Column("pct_of_memcpy", "%", "% of memcpy", "higher", note="event_gbps / GB/s of cudaMemcpy device-to-device"),
 )
 TIMING_BY_NAME = {c.name: c for c in TIMING_COLUMNS}
-COLUMNS_BY_NAME = {**HEADLINE_BY_NAME, **TIMING_BY_NAME}
+
+#: Columns of the stage itself, neither a raw metric's nor a timing's: how many kernels its
+#: profiled call launched (analysis/launch_groups.py combines a stage of several).
+STAGE_COLUMNS: tuple[Column, ...] = (
+    Column("launches", "launch", "kernel launches", "lower",
+           note="ncu results in the stage's NVTX range: a Python stage's call may launch several kernels, "
+                "whose counts, bytes and times the stage's figures sum", gate=False,
+           why_not_gated="counts the kernels of one profiled call; gate their time on event timings"),
+)
+COLUMNS_BY_NAME = {**HEADLINE_BY_NAME, **TIMING_BY_NAME, **{c.name: c for c in STAGE_COLUMNS}}
 
 
 #: Headline column -> the summary column that says where its value came from ("ncu",

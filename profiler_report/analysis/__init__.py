@@ -11,6 +11,7 @@ from profiler_report.analysis.coverage import Coverage, coverage
 from profiler_report.analysis.assessment import assess
 from profiler_report.analysis.findings import rule_changes
 from profiler_report.analysis.roofline import roofline_table
+from profiler_report.analysis.launch_groups import kernel_shares, stage_wide
 from profiler_report.analysis.stages import assign_stages
 from profiler_report.analysis.summary import add_timings, missing_metrics, stall_table, summarize
 from profiler_report.analysis.verdicts import (
@@ -54,6 +55,9 @@ class Analysis:
     assessment: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
     #: One row per launch: achieved FLOP/s, intensities, roofs (:func:`~.roofline.roofline_table`).
     roofline: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
+    #: One row per launch of every stage (:func:`~profiler_report.analysis.launch_groups.kernel_shares`):
+    #: its kernel and its share of the stage's time, for stages of several launches.
+    kernels: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
 
 
 def analyze(capture: Capture, manifest: Manifest | None = None, labels: list[tuple[str, str]] | None = None,
@@ -80,7 +84,8 @@ def analyze(capture: Capture, manifest: Manifest | None = None, labels: list[tup
     if expect is not None:
         check_expected_ids(expected, list(only["stage"]))
     cover = _coverage(capture, summary, manifest, case_name) if manifest is not None and not labels else None
-    expectations = judge_expectations(summary, expected, capture.wide())
+    wide = capture.wide()
+    expectations = judge_expectations(summary, expected, stage_wide(wide, stages))
     col = speed_column(only)
     verdicts = {}
     for i in range(len(only)):
@@ -94,7 +99,7 @@ def analyze(capture: Capture, manifest: Manifest | None = None, labels: list[tup
     out = Analysis(summary, stall_table(capture, stages), steps, expectations,
                    rule_changes(capture, stages), rules, verdicts, missing_metrics(capture), stages,
                    {st.id: st for st in expected}, cover, assessment=assess(capture, summary),
-                   roofline=roofline_table(capture, summary))
+                   roofline=roofline_table(capture, summary), kernels=kernel_shares(stages, wide))
     if cover is not None and cover.gaps:
         break_steps(out, {s: gap_reason(gap) for s, gap in cover.gaps.items()})
     return out

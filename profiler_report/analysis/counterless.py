@@ -51,8 +51,8 @@ def _launch(case: Case, stage_id: str, prov: dict[str, Any]) -> tuple[str, str, 
         return stage_id, "?", "?"
     try:
         launch = case.launch(stage, {d: int(prov[d]) for d in case.dims}, str(prov["dtype"]))
-    except (KeyError, TypeError, ValueError):
-        return stage.kernel, "?", "?"
+    except (KeyError, TypeError, ValueError, NotImplementedError):  # NotImplementedError: a Python stage's
+        return stage.kernel, "?", "?"                                  # kernels choose their own launch
     grid = _dims(launch.grid) + (" + tail split" if launch.extra_blocks else "")
     return stage.kernel, grid, _dims(launch.block)
 

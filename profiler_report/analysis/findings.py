@@ -19,17 +19,19 @@ def rule_changes(capture: Capture, stages: pd.DataFrame) -> pd.DataFrame:
     rules = capture.rules
     if rules.empty:
         return pd.DataFrame(columns=["stage", "previous", "change", "rule", "title", "speedup_pct"])
-    only = stages[stages["role"] == "stage"].reset_index(drop=True)
+    only = stages[stages["role"] == "stage"]
+    ids = {s: list(only.loc[only["stage"] == s, "launch_id"]) for s in dict.fromkeys(only["stage"])}
+    only = only.drop_duplicates("stage").reset_index(drop=True)  # a stage of several launches: all of them
     findings = rules[rules["type"].isin(["warning", "optimization", "error"])]
 
-    def keyset(launch_id: int) -> dict[tuple[str, str], float]:
-        sub = findings[findings["launch_id"] == launch_id]
+    def keyset(stage: str) -> dict[tuple[str, str], float]:
+        sub = findings[findings["launch_id"].isin(ids[stage])]
         return {(r.rule, r.title): r.speedup_pct for r in tuples(sub)}
 
     rows = []
     for i in range(1, len(only)):
         a, b = only.iloc[i - 1], only.iloc[i]
-        ka, kb = keyset(a["launch_id"]), keyset(b["launch_id"])
+        ka, kb = keyset(a["stage"]), keyset(b["stage"])
         for key in sorted(kb.keys() - ka.keys()):
             rows.append({"stage": b["stage"], "previous": a["stage"], "change": "appears", "rule": key[0],
                          "title": key[1], "speedup_pct": kb[key]})

@@ -29,6 +29,8 @@ def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
     several files (:func:`~profiler_report.capture.model.merge_captures`) the file's label for a
     file of one launch, and with ``name_by_file`` ``STAGE (FILE)`` for an own stage that several files
     hold (a profiled sweep: one capture per point); else the kernel name (``#2``... when repeated).
+    Every launch inside one own NVTX range of one file is that stage's (a Python stage's call
+    launches several kernels): they share its label (:mod:`~profiler_report.analysis.launch_groups`).
     Launches that match no ``labels`` entry are dropped when ``labels`` is given; so are, with a
     ``manifest`` and no ``labels``, launches in no ``pr_<case>.<stage>`` range (nothing says which
     stage they are: :mod:`~profiler_report.analysis.coverage` lists them).
@@ -44,6 +46,7 @@ def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
     per_file = launches["launch_id"].map(capture.origins).value_counts() if capture.origins else pd.Series()
     repeated = _own_stages_in_several_files(launches, capture.origins) if name_by_file and not compiled else set()
     out, seen, used = [], {}, set()
+    ranged: dict[tuple[str, str | None], str] = {}  # (own stage, file) -> its label
     for row in launches.itertuples():
         ceiling = matching_label(row, ceiling_rx)
         stage = ceiling if ceiling is not None else _label(row, compiled)
@@ -58,9 +61,15 @@ def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
         base = stage
         if ceiling is None and stage in repeated and own_range(row.nvtx_range or "") is not None:
             stage = f"{stage} ({origin})"  # one capture per sweep point: the file names the point
-        seen[stage] = seen.get(stage, 0) + 1
-        if seen[stage] > 1:
-            stage = f"{stage}#{seen[stage]}"
+        key, ours = (stage, origin), not compiled and own_range(row.nvtx_range or "") is not None
+        if ours and key in ranged:
+            stage = ranged[key]  # another launch of the same call: one stage of several launches
+        else:
+            seen[stage] = seen.get(stage, 0) + 1
+            if seen[stage] > 1:
+                stage = f"{stage}#{seen[stage]}"
+            if ours:
+                ranged[key] = stage
         role = "ceiling" if ceiling is not None or (manifest is not None and base == manifest.ceiling.id) else "stage"
         out.append({**row._asdict(), "stage": stage, "role": role})
     names = sorted(set(launches["kernel"]))

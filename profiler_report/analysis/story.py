@@ -92,7 +92,9 @@ def _stage_stories(analysis: Analysis, case: Case | None, capture: Capture | Non
     summary = analysis.summary
     lines = next_steps(summary, analysis.stalls)
     maps = {m["stage"]: m for m in case.bank_maps(dtype)} if case else {}
-    own = case.manifest.source_text() if case else None
+    # NVRTC's in-memory file is the case's kernel source; a Python stage's kernels name their own
+    # files (stages.py for Triton, ATen's for PyTorch): only the text ncu embedded is theirs.
+    own = case.manifest.source_text() if case and case.compiles_cuda else None
     out = {}
     for _, row in summary[summary["role"] == "stage"].iterrows():
         sid, launch = str(row["stage"]), row.get("launch_id")

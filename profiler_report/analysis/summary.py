@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from profiler_report.analysis.launch_groups import STAGE_RULE, longest_launch, stage_groups, stage_values
 from profiler_report.analysis.sanitizer import summary_entry
 from profiler_report.capture.model import Capture
 from profiler_report.capture.units import template_name
@@ -18,6 +19,7 @@ from profiler_report.metrics import (
     COLLECTED_BY,
     EXCESS_METRICS,
     HEADLINE,
+    STAGE_COLUMNS,
     TIMING_COLUMNS,
     headline_row,
     ratio,
@@ -34,7 +36,13 @@ if TYPE_CHECKING:
 def summarize(capture: Capture, stages: pd.DataFrame) -> pd.DataFrame:
     """Per-stage headline table, one row per stage in launch order.
 
-    Columns: stage, role, kernel, launch_id, grid, block, every :data:`HEADLINE` column,
+    A stage of several launches (every launch of one call of a Python stage) is one row: its
+    values combined by :func:`~profiler_report.analysis.launch_groups.stage_values` (counts,
+    bytes and times summed; ratios duration-weighted; launch settings, grid, block and
+    ``launch_id`` its longest launch's), ``launches`` their number, ``kernel`` their names
+    joined by " + ".
+
+    Columns: stage, role, kernel, launch_id, launches, grid, block, every :data:`HEADLINE` column,
     ``shared_excessive_source`` ("ncu", "computed" or "not collected"), the load/store split
     of the excessive wavefronts (:func:`excessive_by_side`) and ``top_stalls`` (the three
     largest stall reasons, "reason cycles-per-issue" joined by ", "). ``kernel`` is the short
@@ -48,17 +56,27 @@ def summarize(capture: Capture, stages: pd.DataFrame) -> pd.DataFrame:
     wide = capture.wide()
     names = _kernel_display(stages)
     rows = []
-    for st in tuples(stages):
-        values = wide.loc[st.launch_id].dropna().to_dict() if st.launch_id in wide.index else {}
+    for stage, grp in stage_groups(stages):
+        ids = [int(i) for i in grp["launch_id"]]
+        lead = longest_launch(grp, wide)
+        st = grp[grp["launch_id"] == lead].iloc[0]
+        values = stage_values(wide, ids)
         stalls = stall_reasons(values)
         top = ", ".join(f"{k} {v:.1f}" for k, v in list(stalls.items())[:3])
         head = headline_row(values)
-        _refuse_overflow(capture, st.stage, head)
-        _refuse_below_ideal(capture, st.stage, values)
-        rows.append({"stage": st.stage, "role": st.role, "kernel": names[st.stage], "launch_id": st.launch_id,
-                     "grid": st.grid, "block": st.block, **head,
-                     **excessive_by_side(capture.source, st.launch_id), "top_stalls": top})
+        _refuse_overflow(capture, stage, head)
+        _refuse_below_ideal(capture, stage, values)
+        kernel = names[stage] if len(ids) == 1 else " + ".join(dict.fromkeys(str(k) for k in grp["kernel"]))
+        rows.append({"stage": stage, "role": st["role"], "kernel": kernel, "launch_id": lead, "launches": len(ids),
+                     "grid": st["grid"], "block": st["block"], **head,
+                     **_summed_sides(capture.source, ids), "top_stalls": top})
     return pd.DataFrame(rows)
+
+
+def _summed_sides(source: pd.DataFrame, launch_ids: list[int]) -> dict[str, float]:
+    """:func:`excessive_by_side` summed over a stage's launches (NaN when one is not collected)."""
+    parts = [excessive_by_side(source, i) for i in launch_ids]
+    return {k: sum(p[k] for p in parts) for k in parts[0]}
 
 
 def _kernel_display(stages: pd.DataFrame) -> dict[str, str]:
@@ -130,10 +148,10 @@ def stall_table(capture: Capture, stages: pd.DataFrame) -> pd.DataFrame:
     """Long table: stage, reason, cycles_per_issue (``smsp__average_warps_issue_stalled_*``)."""
     wide = capture.wide()
     rows = []
-    for st in tuples(stages):
-        values = wide.loc[st.launch_id].dropna().to_dict() if st.launch_id in wide.index else {}
+    for stage, grp in stage_groups(stages):
+        values = stage_values(wide, [int(i) for i in grp["launch_id"]])
         for reason, val in stall_reasons(values).items():
-            rows.append({"stage": st.stage, "reason": reason, "cycles_per_issue": val})
+            rows.append({"stage": stage, "reason": reason, "cycles_per_issue": val})
     return pd.DataFrame(rows, columns=["stage", "reason", "cycles_per_issue"])
 
 
@@ -199,6 +217,7 @@ def summary_columns() -> dict[str, dict[str, str]]:
     """Column name -> {"unit", "source"} for every measured column of the summary: the metric
     registry's headline and timing columns, then :data:`EXTRA_COLUMNS`."""
     out = {c.name: {"unit": c.unit, "source": c.source} for c in (*HEADLINE, *TIMING_COLUMNS)}
+    out["launches"] = {"unit": "launch", "source": f"{STAGE_COLUMNS[0].source}; {STAGE_RULE}"}
     out.update({name: {"unit": unit, "source": src} for name, (unit, src) in EXTRA_COLUMNS.items()})
     return out
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from profiler_report.analysis.launch_groups import stage_values
 from profiler_report.analysis.stages import kernel_names
 from profiler_report.errors import ThresholdsError
 from profiler_report.gate.grammar import Thresholds, closest_hint
@@ -49,14 +50,27 @@ def measure(run: Run, stage: str, rule: Rule) -> tuple[Band | None, str]:
         return Band.point(v, col.unit), ""
     if rule.kind == "timing":
         return _timing_band(run, row, stage, rule.metric)
-    v = run.capture.value(int(row["launch_id"]), rule.metric)
+    v = _raw_value(run, stage, int(row["launch_id"]), rule.metric)
     if math.isnan(v):
         near = closest_hint(rule.metric, sorted(set(run.capture.metrics["metric"])))
         return None, (f"{rule.metric} not measured on {stage}: the capture does not hold it (another architecture, "
                       f"ncu version or --set?){' ' + near if near else ''}")
     m = run.capture.metrics
-    unit = m.loc[(m["launch_id"] == row["launch_id"]) & (m["metric"] == rule.metric), "unit"].iloc[0]
+    units = m.loc[m["metric"] == rule.metric, ["launch_id", "unit"]]
+    mine = units[units["launch_id"] == row["launch_id"]]
+    unit = (mine if len(mine) else units)["unit"].iloc[0]  # a stage of several launches: any of theirs
     return Band.point(v, str(unit)), ""
+
+
+def _raw_value(run: Run, stage: str, launch_id: int, metric: str) -> float:
+    """A raw ncu metric of ``stage``: its launch's value, or, for a stage of several launches (a
+    Python stage's call), their values combined as the summary combines them (summed counts,
+    duration-weighted ratios: :func:`~profiler_report.analysis.launch_groups.stage_values`)."""
+    stages = run.analysis.stages
+    ids = [int(i) for i in stages.loc[stages["stage"] == stage, "launch_id"]] if "stage" in stages else []
+    if len(ids) <= 1:
+        return run.capture.value(launch_id, metric)
+    return float(stage_values(run.capture.wide(), ids).get(metric, math.nan))
 
 
 def _why_no_value(run: Run, row: pd.Series, stage: str, metric: str) -> str:

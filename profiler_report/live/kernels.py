@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from profiler_report.live.gpu import Timing, event_times_us, import_cupy, memcpy_fn, poison, resident_blocks, timing
+from profiler_report.live.python_stages import adopt_result, call_function
 from profiler_report.model.base import Case, Launch, Size
 from profiler_report.model.manifest import Stage
 from profiler_report.util.dtypes import ALL_CXX_TYPES
@@ -47,6 +48,8 @@ def compile_module(case: Case, dtype: str, extra_options: tuple[str, ...] = (),
         CaseError: a user's case does not compile (the file, line, stage and NVRTC's first error).
     """
     cupy = import_cupy()
+    if not case.compiles_cuda:  # Python stages: nothing for NVRTC
+        return None, {}
     names = _names(case, dtype, extra)
     try:
         module = cupy.RawModule(code=module_source(case), options=("-std=c++17", "-lineinfo", *extra_options),
@@ -94,21 +97,24 @@ class Kernels:
     resident: dict[tuple[KernelKey, int, int], int] = field(default_factory=dict, repr=False)
 
     def launch(self, stage: Stage, src: Any, dst: Any, size: Size,
-               profiled: Callable[[], AbstractContextManager[Any]] = nullcontext) -> None:
+               profiled: Callable[[], AbstractContextManager[Any]] = nullcontext) -> Any:
         """Run every step of ``stage`` (:meth:`Case.steps`); ``profiled()`` wraps each profiled
-        launch (the target's NVTX range)."""
+        launch (the target's NVTX range), or a Python stage's whole call. Returns what a Python
+        stage's function returned (None for kernels)."""
         case = self.case
+        result = None
         for step in case.guarded("steps", stage, case.steps, stage, src, dst, size, self.dtype):
             if step.zero is not None:
                 step.zero.data.memset_async(0, step.zero.nbytes)
                 continue
             if step.call is not None:
                 with profiled() if step.profiled else nullcontext():
-                    step.call()
+                    result = call_function(case, step, self.dtype) if step.args else step.call()
                 continue
             assert step.kernel is not None and step.launch is not None
             with profiled() if step.profiled else nullcontext():
                 self._run(step.kernel, step.launch, step.args)
+        return result
 
     def _run(self, kernel: Stage, shape: Launch, args: tuple[Any, ...]) -> None:
         fn = self.module.get_function(self.names[kernel_key(kernel)])
@@ -149,14 +155,16 @@ def validate(kernels: Kernels, stage: Stage, size: Size, seed: int = 0) -> Valid
     case, dtype = kernels.case, kernels.dtype
     a = case.guarded("make_input", stage, case.make_input, cupy, size, dtype, seed)
     out = fresh_output(kernels, stage, size)
-    kernels.launch(stage, a, out, size)
+    result = kernels.launch(stage, a, out, size)
+    if result is not None:  # a Python stage that returns its output
+        adopt_result(cupy, case, stage, out, result)
     cupy.cuda.runtime.deviceSynchronize()
     ref = case.guarded("reference", stage, case.reference, cupy, stage, a)
     got = case.guarded("compare", stage, case.compare, cupy, out, ref)
     if got.ok:
         return Validation(stage.id, dict(size), dtype, True)
     where = ", ".join(str(i) for i in got.first_wrong or ())
-    # A user's case names its kernel file: the stage is a block of it.
+    # A user's case names its kernel file: the stage is a block of it (or a function of stages.py).
     source = f" ({case.manifest.source})" if case.user_folder else ""
     return Validation(
         stage.id, dict(size), dtype, False, got.mismatches, got.first_wrong,

@@ -249,7 +249,9 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
     # then a missing ncu (3) or compute-sanitizer (11) on a machine that has one.
     gpu.import_cupy()
     ncu = prof.find_ncu(cfg.ncu) if cfg.counters else None
-    sanitizer, no_sanitizer = san.resolve(cfg.sanitize)
+    sanitizer, no_sanitizer = san.resolve(cfg.sanitize if case.compiles_cuda else False)
+    if not case.compiles_cuda:  # its findings are attributed to the kernel blocks of a CUDA source
+        no_sanitizer = "not run: a Python ladder's stages are functions, not kernel blocks of a CUDA source"
     gpu.import_cupy()  # no GPU or CuPy: fail before any output, with one line
     rc = open_cache(cfg.fresh, cfg.cache, gpu.device_info(), nvidia_driver(),
                     git_commit(Path(__file__).resolve().parent.parent.parent), case)

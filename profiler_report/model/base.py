@@ -18,7 +18,7 @@ from typing import Any
 
 from profiler_report.errors import CaseError, InputError, ProfilerReportError
 from profiler_report.model.experiment import Experiment
-from profiler_report.model.manifest import Manifest, Stage, load_manifest
+from profiler_report.model.manifest import Manifest, Stage, load_manifest, stage_sources
 from profiler_report.util.dtypes import DTYPES
 from profiler_report.util.resources import resource_dir
 
@@ -63,8 +63,10 @@ class Step:
     ``cudaMemsetAsync`` of that CuPy array to zero bytes. ``profiled`` marks the launch ncu
     profiles (the NVTX range wraps it); the others (a reduction's finishing passes, a memset)
     run outside the range but inside the event timing. When ``call`` is set, the step is that
-    call instead of a kernel of the case's source: a library routine (cuBLAS through CuPy) that a
-    ceiling stage with an empty ``kernel`` runs; ``profiled`` wraps it like a launch.
+    call instead of a kernel of the case's source: with no ``args``, a library routine (cuBLAS
+    through CuPy) that a ceiling stage with an empty ``kernel`` runs; with ``args`` (the input and
+    the output), a Python stage's function (:class:`~profiler_report.model.python_case.PythonCase`);
+    ``profiled`` wraps it like a launch.
     """
 
     kernel: Stage | None = None
@@ -72,7 +74,7 @@ class Step:
     args: tuple[Any, ...] = ()
     profiled: bool = True
     zero: Any = None
-    call: Callable[[], Any] | None = field(default=None, compare=False)
+    call: Callable[..., Any] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,11 @@ class Case:
     #: A user's case folder (set by :func:`profiler_report.model.registry.load_case_folder`); None
     #: for a built-in case, whose files are the packaged ``kernels/<name>/``.
     user_folder: Path | None = None
+    #: The language of the stages' source, for its highlighting and diffs ("cuda" or "python").
+    source_language: str = "cuda"
+    #: Whether the stages are CUDA kernels of the manifest's source, compiled with NVRTC (a
+    #: Python case's stages are functions: nothing to compile).
+    compiles_cuda: bool = True
 
     # -- files --------------------------------------------------------------------------------
 
@@ -286,6 +293,11 @@ class Case:
         raise NotImplementedError
 
     # -- report ------------------------------------------------------------------------------
+
+    def stage_sources(self) -> dict[str, str]:
+        """Stage id -> the source the report shows for it: the block between its ``// stage: ID``
+        and ``// end stage`` markers in the kernel source."""
+        return stage_sources(self.manifest.source_text())
 
     def normalize_source(self, source: str, stage_id: str) -> str:
         """A stage's source with what differs by design (its function name) made equal, so the

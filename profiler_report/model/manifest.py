@@ -50,6 +50,9 @@ class Stage:
     #: Template arguments after the element type, e.g. ("16", "16", "256") for vec_tuned's tile
     #: shape (micro-block rows, micro-block columns, threads per block).
     targs: tuple[str, ...] = ()
+    #: A Python stage (``function = "NAME"`` in stages.toml): the function of the case's
+    #: ``stages.py`` that runs it; "" for a CUDA kernel stage (``kernel`` then names the kernel).
+    function: str = ""
 
     def name_expression(self, ctype: str) -> str:
         """The C++ instantiation NVRTC compiles, e.g. ``transpose_vec_tuned<float,16,16,256>``."""
@@ -128,6 +131,9 @@ class Manifest:
     params: dict[str, Any] = field(default_factory=dict)
     #: The source articles' claims to judge (``[[claims]]``); () when the case has none.
     claims: tuple[Claim, ...] = ()
+    #: Peer implementations timed beside the stages (``[[peer]]``: Python stages' functions, such
+    #: as a library's own softmax); () when the case lists none. Never profiled nor judged.
+    peers: tuple[Stage, ...] = ()
 
     def stage(self, stage_id: str) -> Stage:
         for s in (*self.stages, self.ceiling, *( [self.regression] if self.regression else [])):
@@ -185,8 +191,9 @@ def _stage(raw: Any, what: str = "[[stage]]") -> Stage:
     fix = f"see the stage entries of {MANIFEST_PATH}: id, kernel, title, change, launch, expect = [...]"
     if not isinstance(raw, dict):
         raise InputError(f"a {what} entry must be a table (id = ..., kernel = ...), got {raw!r:.60}", fix)
-    library = raw.get("launch") == "library"  # a library's call as the ceiling (cuBLAS): no kernel of ours
-    for key in ("id",) if library else ("id", "kernel"):
+    # A library's call as the ceiling (cuBLAS), or a Python stage's function: no kernel of ours.
+    no_kernel = raw.get("launch") == "library" or isinstance(raw.get("function"), str)
+    for key in ("id",) if no_kernel else ("id", "kernel"):
         if not isinstance(raw.get(key), str) or not raw[key].strip():
             of = f" of stage {raw['id']!r}" if key == "kernel" else ""
             got = f"{raw[key]!r:.60}" if key in raw else "none"
@@ -216,9 +223,13 @@ def _stage(raw: Any, what: str = "[[stage]]") -> Stage:
     if raw.get("launch") in _TILE_RULE:  # the launch kinds whose kernels static_assert a tile shape
         _check_tile_shape(raw["id"], template, launch=raw.get("launch", "tile"))
     targs = tuple(str(a) for a in template)
+    function = raw.get("function", "")
+    if not isinstance(function, str):
+        raise InputError(f"stage {raw['id']}: function must be the name of a function in stages.py, got {function!r}",
+                         f"write function = \"NAME\" in {MANIFEST_PATH}")
     return Stage(
         id=raw["id"],
-        kernel=raw["kernel"],
+        kernel=raw["kernel"] if "kernel" in raw or not function else function,
         title=raw.get("title", raw["id"]),
         change=raw.get("change", ""),
         short=raw.get("short", ""),
@@ -227,6 +238,7 @@ def _stage(raw: Any, what: str = "[[stage]]") -> Stage:
         expect=expect,
         op=raw.get("op", "transpose"),
         targs=targs,
+        function=function,
     )
 
 
@@ -292,6 +304,7 @@ def load_manifest(path: Path) -> Manifest:
             block=_block(raw.get("block", [32, 8])),
             params={k: v for k, v in raw.items() if k not in _GENERIC_KEYS},
             claims=_claims(raw.get("claims", [])),
+            peers=tuple(_stage({"op": "peer", **p}) for p in raw.get("peer", [])),
         )
         _ids_once(manifest)
         return manifest
@@ -351,7 +364,7 @@ def _ids_once(manifest: Manifest) -> None:
         seen.add(st.id)
 
 
-_GENERIC_KEYS = frozenset({"source", "stage", "ceiling", "regression", "tile", "block", "claims"})
+_GENERIC_KEYS = frozenset({"source", "stage", "ceiling", "regression", "tile", "block", "claims", "peer"})
 def load_expectations(path: Path) -> tuple[Stage, ...]:
     """The ``[[stage]]`` entries of a stages.toml-format file (``--expect FILE``), for a capture
     made elsewhere: each needs an ``id`` (the stage label of the capture) and may have ``title``,

@@ -194,6 +194,11 @@ def check_sources(case: Case, manifest: Manifest) -> None:
     Raises:
         CaseError: the source is missing, or a block or kernel is.
     """
+    if not case.compiles_cuda:  # Python stages: functions of stages.py, not kernel blocks
+        from profiler_report.model.python_case import check_python_sources
+
+        check_python_sources(case, manifest)
+        return
     toml = case.folder / "stages.toml"
     try:
         text = manifest.source_text()

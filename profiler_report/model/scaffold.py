@@ -3,6 +3,9 @@
 The files are ``templates/new_case/`` (case.py, kernels.cu, stages.toml, README.md): a
 three-stage ladder (y = 2 * x, strided -> coalesced -> 16-byte vector) with a copy ceiling, one
 expected effect per stage, that ``run --case DIR`` validates, times and profiles as it is.
+``new-case --python DIR``: ``templates/new_python_case/`` (case.py, stages.py, stages.toml,
+README.md), a Python ladder (y = 2 * relu(x): PyTorch eager -> one Triton kernel, torch.compile
+as a peer) with a Triton copy ceiling.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from profiler_report.util.resources import resource_dir
 
 #: The files of a new case folder, in ``templates/new_case/``.
 SCAFFOLD_FILES = ("case.py", "kernels.cu", "stages.toml", "thresholds.toml", "README.md")
+#: The files of a new Python ladder, in ``templates/new_python_case/``.
+PYTHON_SCAFFOLD_FILES = ("case.py", "stages.py", "stages.toml", "README.md")
 #: Replaced by the case's name in every file.
 PLACEHOLDER = "NEW_CASE_NAME"
 
@@ -26,11 +31,12 @@ def case_name_for(folder: Path) -> str:
     return name if not name[0].isdigit() else f"case_{name}"
 
 
-def new_case(dest: Path, name: str | None = None) -> list[Path]:
-    """Write a working case folder at ``dest`` (created; it may exist only when empty).
+def new_case(dest: Path, name: str | None = None, python: bool = False) -> list[Path]:
+    """Write a working case folder at ``dest`` (created; it may exist only when empty); with
+    ``python``, a Python ladder (stages as functions of stages.py).
 
     Returns:
-        The files written, in :data:`SCAFFOLD_FILES` order.
+        The files written, in :data:`SCAFFOLD_FILES` (:data:`PYTHON_SCAFFOLD_FILES`) order.
 
     Raises:
         InputError: ``dest`` is a file or a folder that is not empty; ``name`` is no identifier
@@ -45,7 +51,8 @@ def new_case(dest: Path, name: str | None = None) -> list[Path]:
     if not re.match(r"^[A-Za-z_]\w*$", name) or name in REGISTRY:
         raise InputError(f"case name {name!r} is not usable (letters, digits, _; not a built-in case's name)",
                          "pass --name my_case")
-    src = resource_dir("templates") / "new_case"
-    files = {dest / f: (src / f).read_text().replace(PLACEHOLDER, name) for f in SCAFFOLD_FILES}
+    src = resource_dir("templates") / ("new_python_case" if python else "new_case")
+    names = PYTHON_SCAFFOLD_FILES if python else SCAFFOLD_FILES
+    files = {dest / f: (src / f).read_text().replace(PLACEHOLDER, name) for f in names}
     atomic_write_many(files)  # every file to a temporary name first, then the renames
     return list(files)

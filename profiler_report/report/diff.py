@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import CudaLexer, DiffLexer
 
 from profiler_report.model.base import Case
+from profiler_report.report.python_source import lexer as python_lexer
+from profiler_report.report.python_source import python_code_lines
 
 _FORMATTER = HtmlFormatter(noclasses=True, nowrap=False, style="friendly")
 
@@ -18,12 +21,14 @@ _FORMATTER = HtmlFormatter(noclasses=True, nowrap=False, style="friendly")
 def code_diff_html(previous: str | None, current: str, prev_id: str, cur_id: str, case: Case | None = None) -> str:
     """The stage's source as a highlighted unified diff from the previous stage (or in full);
     the case makes what differs by design (function names) equal first, and hunks that change
-    only comments or blank lines are left out (:func:`code_diff`)."""
+    only comments or blank lines are left out (:func:`code_diff`). A Python stage's source (the
+    case's ``source_language`` "python") is read with Python's lexer and comment rules."""
+    python = case is not None and case.source_language == "python"
     if previous is None:
-        return highlight(current, CudaLexer(), _FORMATTER)
+        return highlight(current, python_lexer() if python else CudaLexer(), _FORMATTER)
     norm_prev = case.normalize_source(previous, prev_id) if case else previous
     norm_cur = case.normalize_source(current, cur_id) if case else current
-    diff, hidden = code_diff(norm_prev, norm_cur, prev_id, cur_id)
+    diff, hidden = code_diff(norm_prev, norm_cur, prev_id, cur_id, lines_of=python_code_lines if python else code_lines)
     if hidden:
         diff = (diff or "(no code change)") + (f"\n# {hidden} line{'s' if hidden > 1 else ''} that differ only in "
                                                "comments or blank lines not shown")
@@ -58,13 +63,15 @@ def code_lines(text: str) -> list[str]:
     return out
 
 
-def code_diff(previous: str, current: str, prev_id: str, cur_id: str, context: int = 3) -> tuple[str, int]:
+def code_diff(previous: str, current: str, prev_id: str, cur_id: str, context: int = 3,
+              lines_of: Callable[[str], list[str]] | None = None) -> tuple[str, int]:
     """A unified diff (``context`` lines) of two sources without the hunks whose changed lines all
     read the same as code (:func:`code_lines`: only comments or blank lines differ). Lines are
     matched on their code, so a line whose trailing comment changed is context. Returns (diff
     text, "" when no code changed; how many lines that differ only in comments were left out)."""
     a, b = previous.splitlines(), current.splitlines()
-    ka, kb = code_lines(previous), code_lines(current)
+    lines_of = lines_of or code_lines  # CUDA by default; a Python stage's: python_code_lines
+    ka, kb = lines_of(previous), lines_of(current)
     matcher = difflib.SequenceMatcher(None, ka, kb, autojunk=False)
     every = list(matcher.get_opcodes())  # a copy: get_grouped_opcodes trims the cached list in place
     out, shown = [f"--- {prev_id}", f"+++ {cur_id}"], set()

@@ -23,7 +23,6 @@ from profiler_report.analysis.sanitizer import sanitizer_text
 from profiler_report.analysis.story import Story
 from profiler_report.capture.model import Capture
 from profiler_report.model.base import Case
-from profiler_report.model.manifest import stage_sources
 from profiler_report.report import sections as sec
 from profiler_report.report.cells import CellRules, cell, cell_rules
 from profiler_report.report.charts import scope_ids, stall_axis_max
@@ -134,7 +133,7 @@ def ladder_table(lad: Ladder, summary: pd.DataFrame, rules: CellRules) -> Ladder
 def _stages(inp: PageInputs, rules: CellRules, drawn: dict[str, Any]) -> tuple[StageSection, ...]:
     a, case = inp.analysis, inp.case
     si = StageInputs(a, case, rules, {v["stage"]: v for v in inp.validation or []}, inp.sanitizer, inp.counters,
-                     stage_sources(case.manifest.source_text()) if case else {},
+                     case.stage_sources() if case else {},
                      embedded_sources(inp.capture, a.summary) if case is None else {})
     stages = a.summary[a.summary["role"] == "stage"].reset_index(drop=True)
     words = {r.stage: r.verdict for r in inp.story.ladder.rows}

@@ -20,18 +20,19 @@ from profiler_report.analysis.embedded import EmbeddedSource
 from profiler_report.analysis.findings import rule_disagreement
 from profiler_report.analysis.sanitizer import stage_text
 from profiler_report.analysis.story import StageStory
-from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
+from profiler_report.metrics import COLUMNS_BY_NAME
 from profiler_report.model.base import Case
 from profiler_report.report.annotate import conflict_context
 from profiler_report.report.cells import CellRules, cell
 from profiler_report.report.diff import code_diff_html
+from profiler_report.report.stage_kernels import StageKernels, stage_kernels
 from profiler_report.util.fmt import fmt_change
 from profiler_report.util.jsonable import records
 
 if TYPE_CHECKING:
     from profiler_report.analysis import Analysis
 
-_COLUMNS = {c.name: c for c in (*HEADLINE, *TIMING_COLUMNS)}
+_COLUMNS = COLUMNS_BY_NAME  # headline, timing and stage columns (launches)
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,8 @@ class StageSection:
     rules_vanish: tuple[dict[str, Any], ...]
     findings: tuple[dict[str, Any], ...]
     charts: Charts
+    #: A stage of several launches: its kernels and their shares of its time (None: one launch).
+    kernels: StageKernels | None = None
     parts: tuple[Any, ...] = ()
 
     @property
@@ -220,5 +223,6 @@ def stage_section(si: StageInputs, index: int, prev: pd.Series | None, row: pd.S
         raw_conflicts=(str(cell(row, "bank_conflicts_ld_raw", si.rules)),
                        str(cell(row, "bank_conflicts_st_raw", si.rules))),
         conflict_context=context, top_stalls=str(row.get("top_stalls", "") or ""),
-        rules_appear=appear, rules_vanish=vanish, findings=findings, charts=charts)
+        rules_appear=appear, rules_vanish=vanish, findings=findings, charts=charts,
+        kernels=stage_kernels(a.kernels, sid))
 
