@@ -3,7 +3,7 @@ floor division kept) and highlighted with pygments' Python lexer."""
 
 from __future__ import annotations
 
-from profiler_report.report.page import code_diff, code_diff_html
+from profiler_report.report.diff import code_diff, code_diff_html
 from profiler_report.report.python_source import python_code_lines
 
 
