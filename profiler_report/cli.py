@@ -99,14 +99,6 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("--default-configs", is_flag=True,
               help="Run every stage in its stages.toml configuration, without choosing one for the shape.")
-@click.option("--fresh", is_flag=True,
-              help="Redo everything: reuse nothing from the result cache (`profiler-report cache` lists it); "
-                   "the new results are still stored. By default a stage's capture, validation and sanitizer "
-                   "verdict, the peers' timings, the experiments and the configuration choice are reused when "
-                   "everything they depend on is unchanged; event timings are always taken again.")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
-@click.option("--default-configs", is_flag=True,
-              help="Run every stage in its stages.toml configuration, without choosing one for the shape.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Report folder (default: reports/<gpu>-<yyyymmdd>; other cases reports/<gpu>-<case>-<yyyymmdd>).")
 def run(**opts: Any) -> None:
