@@ -238,12 +238,21 @@ def _check_row(row_type: type | None, row: dict[str, Any]) -> None:
     import dataclasses
 
     fields = {f.name: f for f in dataclasses.fields(row_type)}
-    extra = sorted(set(row) - set(fields))
+    dims: tuple[str, ...] = ()
+    if "dims" in fields:  # a bench row (live/bench.py BenchRow): dims flattened, pct under its key
+        dims, pct = tuple(getattr(row_type, "DIMS", ())), fields.pop("pct")
+        del fields["dims"]
+        fields[getattr(row_type, "PCT_KEY", "pct")] = pct
+    extra = sorted(set(row) - set(fields) - set(dims))
     missing = [n for n, f in fields.items() if n not in row and f.default is dataclasses.MISSING
-               and f.default_factory is dataclasses.MISSING]
+               and f.default_factory is dataclasses.MISSING] + [d for d in dims if d not in row]
     if extra or missing:
         raise ValueError(f"a row with unknown fields {extra} or without {missing}")
     for name, value in row.items():
+        if name in dims:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"row dimension {name} is {value!r:.40}, not an integer")
+            continue
         kinds = _JSON_TYPES.get(str(fields[name].type))
         if kinds and (not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)):
             raise ValueError(f"row field {name} is {value!r:.40}, not {fields[name].type}")

@@ -366,7 +366,7 @@ class Case:
 
     def bench_row_type(self) -> type:
         """The dataclass of :meth:`bench_rows` (the point store checks stored rows against it)."""
-        return self._bench("benchmark").BenchRow
+        return self._bench("benchmark").HARNESS.row_type
 
     def bench_rows(self, dicts: list[dict[str, Any]]) -> list[Any]:
         """Bench rows back from their dicts (gathered from workers, or the point store)."""

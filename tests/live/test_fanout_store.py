@@ -11,7 +11,7 @@ import fakes
 import pytest
 from click.testing import CliRunner
 
-from profiler_report.cases.reduction.bench import BenchRow
+from profiler_report.cases.reduction.bench import ReductionRow as BenchRow
 from profiler_report.live import fanout
 from profiler_report.live.fanout import PointStore, SweepPoint, run_sweep
 from profiler_report.live.session import git_commit
