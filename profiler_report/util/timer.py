@@ -1,4 +1,6 @@
-"""Step timer."""
+"""Where a command's time went: :class:`StepTimer` times named steps (read, analyze, page, write)
+and prints them as one table on stderr; :func:`log` writes one progress line there.
+"""
 
 from __future__ import annotations
 
