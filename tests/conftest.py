@@ -35,9 +35,10 @@ SLOW_MODULES = {"test_browser", "test_fanout", "test_profiled", "test_kernels", 
 SLOW_FIXTURES = {"f32_capture", "f32_csv_capture", "f64_capture", "f32_analysis", "good_run", "regressed_run",
                  "default_thresholds", "cluster", "control", "h200_sweep"}
 #: What a test's own source does that takes seconds: read or render a capture, run the CLI or a
-#: subprocess, compile with nvcc.
+#: subprocess, compile with nvcc, draw with matplotlib, wait for a timeout, fuzz (hypothesis).
 SLOW_CALLS = ("read_once(", "load_run_once(", "load_run(", "render_capture(", "subprocess", "cli(", "_cli(", "run(",
-              "nvcc", "ncu-rep", "profiler_report.load(", "load(", "CliRunner", "invoke(", "_child_read(", "exec(")
+              "nvcc", "ncu-rep", "profiler_report.load(", "load(", "CliRunner", "invoke(", "_child_read(", "exec(",
+              "draw_", "timeout", "@given(")
 
 
 def _does_slow_things(fn: Any) -> bool:
