@@ -49,8 +49,8 @@ test: venv browser
 	$(VENV)/bin/python -m pytest -q -n $(JOBS)
 
 # The quick loop: the tests not marked slow (no subprocess, browser, Dask, nvcc or wheel build).
-quick:
-	PYTHONPATH=$(CURDIR) $(PYTHON) -m pytest -q -m "not slow" -n $(JOBS)
+quick: venv
+	$(VENV)/bin/python -m pytest -q -m "not slow" -n $(JOBS)
 
 # Debian's Chromium for tests/report/test_browser.py (Playwright drives it; no browser is downloaded):
 # installed when missing and root; otherwise the browser tests skip with a note (and fail on CI).

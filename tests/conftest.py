@@ -35,25 +35,38 @@ SLOW_MODULES = {"test_browser", "test_fanout", "test_profiled", "test_kernels", 
 SLOW_FIXTURES = {"f32_capture", "f32_csv_capture", "f64_capture", "f32_analysis", "good_run", "regressed_run",
                  "default_thresholds", "cluster", "control", "h200_sweep"}
 #: What a test's own source does that takes seconds: read or render a capture, run the CLI or a
-#: subprocess, compile with nvcc.
+#: subprocess, compile with nvcc, draw with matplotlib, wait for a timeout, fuzz (hypothesis).
 SLOW_CALLS = ("read_once(", "load_run_once(", "load_run(", "render_capture(", "subprocess", "cli(", "_cli(", "run(",
-              "nvcc", "ncu-rep", "profiler_report.load(", "load(", "CliRunner", "invoke(")
+              "nvcc", "ncu-rep", "profiler_report.load(", "load(", "CliRunner", "invoke(", "_child_read(", "exec(",
+              "draw_", "timeout", "@given(")
 
 
-def _is_slow(item: pytest.Item) -> bool:
+def _does_slow_things(fn: Any) -> bool:
     import inspect
 
-    module = getattr(item, "module", None)
-    if module is not None and module.__name__.rsplit(".", 1)[-1] in SLOW_MODULES:
-        return True
-    if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
-        return True
-    fn = getattr(item, "function", None)
     try:
-        source = inspect.getsource(fn) if fn is not None else ""
+        source = inspect.getsource(fn)
     except (OSError, TypeError):
         return True  # cannot tell: the quick loop leaves it out rather than slow down
     return any(call in source for call in SLOW_CALLS)
+
+
+def _is_slow(item: pytest.Item) -> bool:
+    """A test is slow when its module is, when it uses a slow fixture, or when its own source or
+    that of a fixture it uses calls something slow (:data:`SLOW_CALLS`)."""
+    module = getattr(item, "module", None)
+    if module is not None and module.__name__.rsplit(".", 1)[-1] in SLOW_MODULES:
+        return True
+    names = set(getattr(item, "fixturenames", ()))
+    if SLOW_FIXTURES & names:
+        return True
+    fn = getattr(item, "function", None)
+    if fn is not None and _does_slow_things(fn):
+        return True
+    info = getattr(item, "_fixtureinfo", None)
+    defs = [d for n in names for d in (info.name2fixturedefs.get(n, ()) if info else ())]
+    ours = [d for d in defs if getattr(d.func, "__module__", "").startswith(("test_", "conftest"))]  # not pytest's
+    return any(_does_slow_things(d.func) for d in ours)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -1,4 +1,6 @@
-"""load."""
+"""One entry point for every capture format: :func:`read_capture` reads an ``.ncu-rep`` (through
+ncu_report) or a raw-page / details-page CSV export into a :class:`~profiler_report.capture.model.Capture`.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-""".ncu-rep reader."""
+"""Reading an ``.ncu-rep`` file into a :class:`~profiler_report.capture.model.Capture`: the
+ncu_report module runs in a child process (:mod:`.reader_child`, started early by
+:mod:`.readahead`), under a timeout; a file without launches or unreadable is one error line.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""sidecars."""
+"""The files a live run writes beside its capture (timings.json, validation.json, provenance.json,
+bench.json, sweep.json, sanitizer.json), read and checked before use: :class:`Sidecars`; an
+entry of the wrong shape or type is one InputError line naming the file and the key.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""units."""
+"""Names and units as Nsight Compute writes them, made comparable: metric values to base units
+(bytes, seconds, counts), kernel names short, templated or demangled, rule texts cleaned, and
+which side (load or store) a shared-memory SASS instruction is.
+"""
 
 from __future__ import annotations
 

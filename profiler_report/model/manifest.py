@@ -1,4 +1,8 @@
-"""Stage manifest."""
+"""A case's stage manifest (``kernels/<case>/stages.toml``) as data: :class:`Manifest` holds the
+kernel source, the stages in report order (:class:`Stage`: kernel, launch kind, template
+arguments, expected effects as :class:`Expectation`), the ceiling and the claims to judge
+(:class:`Claim`); :func:`load_manifest` reads and checks one, every fault one InputError line.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Charts."""
+"""The report's charts as inline SVG (matplotlib, Agg): bandwidth per stage (event-timed GB/s, or
+the profiled DRAM throughput without timings), stall reasons per stage on one shared axis, the
+bench and sweep charts of bench.json / sweep.json; each chart's data first, then its drawing.
+"""
 
 from __future__ import annotations
 

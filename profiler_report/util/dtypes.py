@@ -1,4 +1,6 @@
-"""Element types."""
+"""The element types a case runs in: each dtype's name, its C++ type in the kernels and its size
+in bytes (``ITEMSIZE``), for every dtype a case may name (``ALL_DTYPES``: the floats, then integer types).
+"""
 
 from __future__ import annotations
 
