@@ -326,7 +326,7 @@ def _shape_lines(rows: list[Any]) -> str:
     a peer still wins), as the report words them."""
     from dataclasses import asdict
 
-    from profiler_report.report.tables import shape_table, shape_verdicts, sweep_table, sweep_verdicts
+    from profiler_report.analysis.sweeps import shape_table, shape_verdicts, sweep_table, sweep_verdicts
 
     dicts = [asdict(r) for r in rows]
     shapes = shape_table(dicts)

@@ -23,9 +23,10 @@ from profiler_report.capture.sidecars import Sidecars, read_sidecars
 from profiler_report.errors import InputError
 from profiler_report.model.base import Case
 from profiler_report.model.registry import get_case
+from profiler_report.report.bank_map import bank_map_jobs
 from profiler_report.report.cells import cell_rules
 from profiler_report.report.chart_pool import ChartPool
-from profiler_report.report.charts import bank_map_jobs, capture_chart_jobs, sidecar_chart_jobs
+from profiler_report.report.charts import capture_chart_jobs, sidecar_chart_jobs
 from profiler_report.report.guard import refuse_live_overwrite
 from profiler_report.report.html import write_outputs
 from profiler_report.report.notes import capture_provenance, page_notes
@@ -47,7 +48,7 @@ def _inputs(run: Run, live: bool, capture_label: str | None) -> PageInputs:
         prov["capture"] = capture_label
     side = run.sidecars
     story = tell(run.analysis, run.case, capture=run.capture, timings=side.timings, bench=side.bench,
-                 wrong=_wrong(side.validation), dtype=str(prov.get("dtype", "float32")),
+                 sweep=side.sweep, wrong=_wrong(side.validation), dtype=str(prov.get("dtype", "float32")),
                  experiments=tuple(experiment_tables(run.case, Path(run.path).parent)))
     return PageInputs(run.analysis, prov, story, run.case, run.capture, side.timings, side.validation, side.bench,
                       side.sweep, notes=page_notes(prov, run.capture), sanitizer=side.sanitizer)
@@ -145,7 +146,8 @@ def counterless_inputs(folder: Path, side: Sidecars, live: bool = True, case: Ca
                 rendered_utc=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
                 mode_note=(f"No performance counters ({reason}): every stage was validated and event-timed; "
                            "counter columns are marked unavailable."))
-    story = tell(analysis, case, timings=side.timings, bench=side.bench, wrong=_wrong(side.validation),
+    story = tell(analysis, case, timings=side.timings, bench=side.bench, sweep=side.sweep,
+                 wrong=_wrong(side.validation),
                  counters=reason, dtype=str(prov.get("dtype", "float32")))
     note = counters_note(reason)
     return PageInputs(analysis, prov, story, case, None, side.timings, side.validation, side.bench, side.sweep,

@@ -139,8 +139,15 @@ def _stages(inp: PageInputs, rules: CellRules, drawn: dict[str, Any]) -> tuple[S
         charts = Charts("" if inp.counters else scope_ids(drawn.get(f"stalls:{sid}") or "", f"stalls-{i}-"),
                         stall_max, scope_ids(drawn.get(f"bankmap:{sid}") or "", f"bankmap-{i}-"))
         out.append(stage_section(si, int(i) + 1, stages.iloc[i - 1] if i else None, row, words.get(sid, ""),
-                                 inp.story.stage(sid), charts))
+                                 inp.story.stage(sid), charts, stage_parts(inp, sid, drawn)))
     return tuple(out)
+
+
+def stage_parts(inp: PageInputs, sid: str, drawn: dict[str, Any]) -> tuple[Any, ...]:
+    """The extra parts of stage ``sid``'s section, in order: one line per kind of part (each a
+    frozen dataclass with ``anchor``, ``title`` and ``template``; None when the stage has none)."""
+    parts: tuple[Any, ...] = ()
+    return tuple(p for p in parts if p is not None)
 
 
 def _timing_texts(table: LadderTable) -> dict[str, str]:
@@ -161,8 +168,8 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
     sections = (
         sec.comparison(inp.comparison, inp.comparison_note),
         sec.peers(inp.bench, story.peers_note, _timing_texts(table), scope_ids(drawn.get("peers") or "", "peers-")),
-        sec.sweep(inp.sweep, scope_ids(drawn.get("sweep") or "", "sweep-")),
-        sec.shapes(inp.sweep, scope_ids(drawn.get("shapes") or "", "shapes-")),
+        sec.sweep(story.sweep, story.sweep_verdicts, scope_ids(drawn.get("sweep") or "", "sweep-")),
+        sec.shapes(story.shapes, story.shape_verdicts, scope_ids(drawn.get("shapes") or "", "shapes-")),
         *sec.experiments(story.experiments),
         sec.claims(story.claims),
         sec.Provenance(tuple(environment_rows(prov)), tuple([*inp.notes, *where_notes([*(inp.bench or []),

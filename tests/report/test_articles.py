@@ -13,7 +13,8 @@ from profiler_report.analysis.experiments import experiment_tables
 from profiler_report.analysis.story import tell
 from profiler_report.cases.transpose import padding_sweep as ps
 from profiler_report.model.registry import get_case
-from profiler_report.report.charts import bank_map_jobs, draw_here
+from profiler_report.report.bank_map import bank_map_jobs
+from profiler_report.report.charts import draw_here
 from profiler_report.report.html import render_html
 from profiler_report.report.page import PageInputs, build_page
 
