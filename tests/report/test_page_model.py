@@ -70,3 +70,17 @@ def test_the_report_layer_reads_no_capture_and_judges_nothing(path):
                           "profiler_report.analysis.next_step", "profiler_report.analysis.attribution",
                           "profiler_report.analysis.verdicts"}
     assert _imports(path) & judged_in_analysis == set()
+
+
+def test_every_name_on_the_page_is_escaped(tmp_path):
+    # A stage label is the user's text: it reaches the ladder, the contents, ids and data attributes.
+    from conftest import F64
+
+    from profiler_report.report.build import render_capture
+
+    payload = '<img src=x onerror=alert(1)>"\''
+    render_capture(F64 / "profile.ncu-rep", tmp_path, labels=[(payload, "transpose_naive$"),
+                                                               ("padded", "transpose_padded$")])
+    html = (tmp_path / "index.html").read_text()
+    assert "<img src=x" not in html and 'onerror=alert(1)>"' not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
