@@ -104,7 +104,7 @@ def test_the_sections_render(page):
 
 def test_a_case_without_experiments_or_claims_gets_neither(tmp_path):
     reduction = get_case("reduction")
-    assert experiment_tables(reduction, tmp_path) == [] and reduction.bank_maps("float32") == []
+    assert experiment_tables(reduction, tmp_path) == [] and reduction.bank_maps("float64") == []
 
 
 def test_an_unreadable_experiment_json_is_one_input_error(tmp_path):
