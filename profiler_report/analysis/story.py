@@ -87,8 +87,8 @@ def peers_run_note(summary: pd.DataFrame, bench: list[dict[str, Any]]) -> str:
 def _bank_note(spec: dict[str, Any], row: pd.Series) -> str:
     measured = float(row.get("shared_wavefronts_per_load", math.nan))
     return (f"Predicted from the layout: {spec['wavefronts']} wavefront(s) per shared read instruction of the "
-            f"warp drawn (ideal {spec['ideal']}). Measured for the whole launch: {fmt(measured)} shared wavefronts per load "
-            "instruction (l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum / "
+            f"warp drawn (ideal {spec['ideal']}). Measured for the whole launch: {fmt(measured)} shared "
+            "wavefronts per load instruction (l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum / "
             "smsp__sass_inst_executed_op_shared_ld.sum).")
 
 
