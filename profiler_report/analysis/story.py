@@ -21,6 +21,7 @@ from profiler_report.analysis.ladder import Ladder, ladder
 from profiler_report.analysis.next_step import next_steps
 from profiler_report.analysis.sweeps import shape_table, shape_verdicts, stage_label, sweep_table, sweep_verdicts
 from profiler_report.capture.model import Capture
+from profiler_report.capture.sidecars import Sidecars
 from profiler_report.model.base import Case
 from profiler_report.model.experiment import ExperimentTable
 from profiler_report.util.fmt import column_decimals, fmt
@@ -126,15 +127,16 @@ def _sweeps(rows: list[dict[str, Any]] | None) -> dict[str, tuple[Any, ...]]:
     return out
 
 
-def tell(analysis: Analysis, case: Case | None, *, capture: Capture | None = None,
-         timings: list[dict[str, Any]] | None = None, bench: list[dict[str, Any]] | None = None,
-         sweep: list[dict[str, Any]] | None = None, wrong: frozenset[str] = frozenset(), counters: str = "",
-         dtype: str = "float32", experiments: tuple[ExperimentTable, ...] = ()) -> Story:
+def tell(analysis: Analysis, case: Case | None, *, capture: Capture | None = None, side: Sidecars | None = None,
+         counters: str = "", dtype: str = "float32", experiments: tuple[ExperimentTable, ...] = ()) -> Story:
     """The :class:`Story` of one analysis. ``case`` is the case that made the capture (None:
     made elsewhere); ``capture`` gives the per-instruction attribution (None without counters);
-    ``wrong``: the stages that failed validation; ``counters``: '' when collected, else why not;
-    ``sweep``: sweep.json's rows; ``experiments``: the case's experiment tables
-    (:func:`~profiler_report.analysis.experiments.experiment_tables`)."""
+    ``side``: the run's sidecar files (timings, validation: the stages that failed it, bench,
+    sweep); ``counters``: '' when collected, else why not; ``experiments``: the case's experiment
+    tables (:func:`~profiler_report.analysis.experiments.experiment_tables`)."""
+    side = side or Sidecars()
+    timings, bench, sweep = side.timings, side.bench, side.sweep
+    wrong = frozenset(str(v["stage"]) for v in side.validation or [] if not v.get("correct", True))
     info = analysis.stage_info or ({s.id: s for s in case.manifest.stages} if case else {})
     lad = ladder(analysis.summary, analysis.expectations, info,
                  case.manifest.ceiling.op if case else None, wrong, timings)

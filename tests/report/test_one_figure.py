@@ -59,7 +59,7 @@ def test_the_peer_run_is_shown_once_and_named(rendered):
 @pytest.mark.parametrize("name", sorted(CAPTURES))
 def test_the_chart_plots_the_ladder_figures(name):
     run = load_run(CAPTURES[name])
-    story = tell(run.analysis, run.case, timings=run.sidecars.timings)
+    story = tell(run.analysis, run.case, side=run.sidecars)
     rules = cell_rules(run.sidecars.validation, "", run.summary)
     data = bandwidth_chart_data(run.summary, run.sidecars.timings).set_index("label")
     rows = {str(r["stage"]): r for _, r in run.summary.iterrows()}

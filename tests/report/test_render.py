@@ -39,10 +39,12 @@ PROV = {"mode": "recorded capture", "gpu": "NVIDIA H200", "clock_control": "none
 def inputs_of(analysis, prov, manifest=None, **inputs):
     """PageInputs of the transpose case's capture (``manifest`` given) or of a foreign one."""
     from profiler_report.analysis.story import tell
+    from profiler_report.capture.sidecars import Sidecars
     from profiler_report.model.registry import get_case
 
     case = get_case("transpose") if manifest is not None else None
-    story = tell(analysis, case, timings=inputs.get("timings"), bench=inputs.get("bench"), sweep=inputs.get("sweep"))
+    side = Sidecars(timings=inputs.get("timings"), bench=inputs.get("bench"), sweep=inputs.get("sweep"))
+    story = tell(analysis, case, side=side)
     return PageInputs(analysis, prov, story, case, **inputs)
 
 
