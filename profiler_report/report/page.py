@@ -54,6 +54,8 @@ class LadderTable:
     speed_label: str
     pct_label: str
     ceiling: str
+    speed_column: str = "event_gbps"  # the summary columns of the figure and of its % ("" when none)
+    pct_column: str = ""
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,8 @@ def ladder_table(lad: Ladder, summary: pd.DataFrame, rules: CellRules) -> Ladder
     ceiling = ""
     if sp.ceiling and sp.ceiling_gbps == sp.ceiling_gbps:
         ceiling = f"{sp.ceiling}: {cell({'stage': sp.ceiling, sp.column: sp.ceiling_gbps}, sp.column, rules)} GB/s"
-    return LadderTable(tuple(lines), sp.label, f"% of {sp.ceiling}" if sp.pct_column else "", ceiling)
+    return LadderTable(tuple(lines), sp.label, f"% of {sp.ceiling}" if sp.pct_column else "", ceiling,
+                       sp.column, sp.pct_column)
 
 
 def _stages(inp: PageInputs, rules: CellRules, drawn: dict[str, Any]) -> tuple[StageSection, ...]:
