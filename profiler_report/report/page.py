@@ -56,6 +56,8 @@ class LadderTable:
     ceiling: str
     speed_column: str = "event_gbps"  # the summary columns of the figure and of its % ("" when none)
     pct_column: str = ""
+    ceiling_name: str = ""  # the ceiling and its figure as a cell reads it ("" when none)
+    ceiling_figure: str = ""
 
 
 @dataclass(frozen=True)
@@ -122,11 +124,12 @@ def ladder_table(lad: Ladder, summary: pd.DataFrame, rules: CellRules) -> Ladder
         pct = str(cell(row, sp.pct_column, rules)) if sp.pct_column else ""
         lines.append(LadderLine(r.stage, r.change, str(cell(row, sp.column, rules)), pct, r.counter,
                                 r.decided_by, r.verdict))
-    ceiling = ""
+    figure = ""
     if sp.ceiling and sp.ceiling_gbps == sp.ceiling_gbps:
-        ceiling = f"{sp.ceiling}: {cell({'stage': sp.ceiling, sp.column: sp.ceiling_gbps}, sp.column, rules)} GB/s"
-    return LadderTable(tuple(lines), sp.label, f"% of {sp.ceiling}" if sp.pct_column else "", ceiling,
-                       sp.column, sp.pct_column)
+        figure = str(cell({"stage": sp.ceiling, sp.column: sp.ceiling_gbps}, sp.column, rules))
+    return LadderTable(tuple(lines), sp.label, f"% of {sp.ceiling}" if sp.pct_column else "",
+                       f"{sp.ceiling}: {figure} GB/s" if figure else "", sp.column, sp.pct_column,
+                       sp.ceiling if figure else "", figure)
 
 
 def _stages(inp: PageInputs, rules: CellRules, drawn: dict[str, Any]) -> tuple[StageSection, ...]:
@@ -154,7 +157,9 @@ def stage_parts(inp: PageInputs, sid: str, drawn: dict[str, Any]) -> tuple[Any, 
 
 
 def _timing_texts(table: LadderTable) -> dict[str, str]:
-    return {line.stage: line.gbps for line in table.lines}
+    """Each stage's (and the ceiling's) figure as the ladder shows it, for the peers table."""
+    ceiling = {table.ceiling_name: table.ceiling_figure} if table.ceiling_name else {}
+    return {**ceiling, **{line.stage: line.gbps for line in table.lines}}
 
 
 def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = None) -> Page:
