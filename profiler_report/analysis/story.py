@@ -19,7 +19,9 @@ from profiler_report.analysis.attribution import attribution
 from profiler_report.analysis.claims import judge_claims
 from profiler_report.analysis.ladder import Ladder, ladder
 from profiler_report.analysis.next_step import next_steps
+from profiler_report.analysis.sweeps import shape_table, shape_verdicts, stage_label, sweep_table, sweep_verdicts
 from profiler_report.capture.model import Capture
+from profiler_report.capture.sidecars import Sidecars
 from profiler_report.model.base import Case
 from profiler_report.model.experiment import ExperimentTable
 from profiler_report.util.fmt import column_decimals, fmt
@@ -42,13 +44,20 @@ class StageStory:
 class Story:
     """The judged story of one run: ``ladder``, the experiments' tables, the claims
     (:data:`~profiler_report.analysis.claims.CLAIM_COLUMNS` records), per stage id its
-    :class:`StageStory`, and ``peers_note`` (which run the peers' GB/s come from; '' without peers)."""
+    :class:`StageStory`, ``peers_note`` (which run the peers' GB/s come from; '' without peers)
+    and the sweeps judged."""
 
     ladder: Ladder
     experiments: tuple[ExperimentTable, ...] = ()
     claims: tuple[dict[str, Any], ...] = ()
     stages: Mapping[str, StageStory] = field(default_factory=lambda: MappingProxyType({}))
     peers_note: str = ""
+    #: The sweeps judged (:mod:`~profiler_report.analysis.sweeps`): sweep_table records (with
+    #: ``stage_label``) and their verdicts; shape_table records and theirs. Empty without a sweep.
+    sweep: tuple[dict[str, Any], ...] = ()
+    sweep_verdicts: tuple[str, ...] = ()
+    shapes: tuple[dict[str, Any], ...] = ()
+    shape_verdicts: tuple[str, ...] = ()
 
     def stage(self, sid: str) -> StageStory:
         return self.stages.get(sid, StageStory())
@@ -78,9 +87,9 @@ def peers_run_note(summary: pd.DataFrame, bench: list[dict[str, Any]]) -> str:
 
 def _bank_note(spec: dict[str, Any], row: pd.Series) -> str:
     measured = float(row.get("shared_wavefronts_per_load", math.nan))
-    return (f"Predicted from the tile layout: {spec['wavefronts']} wavefront(s) per column-read instruction "
-            f"(ideal {spec['ideal']}). Measured for the whole launch: {fmt(measured)} shared wavefronts per load "
-            "instruction (l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum / "
+    return (f"Predicted from the layout: {spec['wavefronts']} wavefront(s) per shared read instruction of the "
+            f"warp drawn (ideal {spec['ideal']}). Measured for the whole launch: {fmt(measured)} shared "
+            "wavefronts per load instruction (l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum / "
             "smsp__sass_inst_executed_op_shared_ld.sum).")
 
 
@@ -107,14 +116,29 @@ def _stage_stories(analysis: Analysis, case: Case | None, capture: Capture | Non
     return out
 
 
-def tell(analysis: Analysis, case: Case | None, *, capture: Capture | None = None,
-         timings: list[dict[str, Any]] | None = None, bench: list[dict[str, Any]] | None = None,
-         wrong: frozenset[str] = frozenset(), counters: str = "", dtype: str = "float32",
-         experiments: tuple[ExperimentTable, ...] = ()) -> Story:
+def _sweeps(rows: list[dict[str, Any]] | None) -> dict[str, tuple[Any, ...]]:
+    """The sweep's and the block-shape sweep's records and verdicts ({} without rows)."""
+    frame = sweep_table(rows) if rows else pd.DataFrame()
+    shapes = shape_table(rows) if rows else pd.DataFrame()
+    out: dict[str, tuple[Any, ...]] = {}
+    if not frame.empty:
+        labelled = frame.assign(stage_label=[stage_label(r) for _, r in frame.iterrows()])
+        out.update(sweep=tuple(records(labelled)), sweep_verdicts=tuple(sweep_verdicts(frame)))
+    if not shapes.empty:
+        out.update(shapes=tuple(records(shapes)), shape_verdicts=tuple(shape_verdicts(shapes)))
+    return out
+
+
+def tell(analysis: Analysis, case: Case | None, *, capture: Capture | None = None, side: Sidecars | None = None,
+         counters: str = "", dtype: str = "float32", experiments: tuple[ExperimentTable, ...] = ()) -> Story:
     """The :class:`Story` of one analysis. ``case`` is the case that made the capture (None:
     made elsewhere); ``capture`` gives the per-instruction attribution (None without counters);
-    ``wrong``: the stages that failed validation; ``counters``: '' when collected, else why not;
-    ``experiments``: the case's experiment tables (:func:`~profiler_report.analysis.experiments.experiment_tables`)."""
+    ``side``: the run's sidecar files (timings, validation: the stages that failed it, bench,
+    sweep); ``counters``: '' when collected, else why not; ``experiments``: the case's experiment
+    tables (:func:`~profiler_report.analysis.experiments.experiment_tables`)."""
+    side = side or Sidecars()
+    timings, bench, sweep = side.timings, side.bench, side.sweep
+    wrong = frozenset(str(v["stage"]) for v in side.validation or [] if not v.get("correct", True))
     info = analysis.stage_info or ({s.id: s for s in case.manifest.stages} if case else {})
     lad = ladder(analysis.summary, analysis.expectations, info,
                  case.manifest.ceiling.op if case else None, wrong, timings, frozenset(analysis.breaks),
@@ -124,4 +148,4 @@ def tell(analysis: Analysis, case: Case | None, *, capture: Capture | None = Non
         if case is not None and case.manifest.claims else []
     stories = _stage_stories(analysis, case, capture, dtype, counters)
     return Story(lad, tuple(experiments), tuple(claims), MappingProxyType(stories),
-                 peers_run_note(analysis.summary, bench or []))
+                 peers_run_note(analysis.summary, bench or []), **_sweeps(sweep))

@@ -98,7 +98,7 @@ def run_bench(opts: BenchOptions, progress: Progress) -> Outcome:
 def shape_lines(rows: list[Any]) -> str:
     """The block-shape sweep's verdicts (fastest against chosen shape) and the size sweep's (where
     a peer still wins), as the report words them."""
-    from profiler_report.report.tables import shape_table, shape_verdicts, sweep_table, sweep_verdicts
+    from profiler_report.analysis.sweeps import shape_table, shape_verdicts, sweep_table, sweep_verdicts
 
     dicts = [r.to_dict() for r in rows]
     shapes = shape_table(dicts)

@@ -14,6 +14,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
+
+from profiler_report.report.charts import ChartJob, _svg, pyplot
+
 #: Banks of shared memory (every GPU since Maxwell): the word at address w is in bank w % 32.
 BANKS = 32
 
@@ -51,8 +55,6 @@ def _panel(fig: Any, grid: Any, data: BankMapData) -> None:
     import numpy as np
     from matplotlib.patches import Rectangle
 
-    from profiler_report.report.charts import pyplot
-
     cmap = pyplot().get_cmap("hsv", BANKS)
     inner = grid.subgridspec(1, 2, width_ratios=[len(data.bank[0]), 3], wspace=0.05)
     ax, side = fig.add_subplot(inner[0]), fig.add_subplot(inner[1])
@@ -87,11 +89,25 @@ def _panel(fig: Any, grid: Any, data: BankMapData) -> None:
 def draw_bank_maps(specs: list[dict[str, Any]], measured: list[float]) -> str:
     """The tiles of ``specs`` side by side, each with its measured shared wavefronts per load
     (``measured``, NaN when not measured), the warp's read outlined. Returns SVG text."""
-    from profiler_report.report.charts import _svg, pyplot
-
     plt = pyplot()
     fig = plt.figure(figsize=(4.3 * len(specs), 3.6))
     grid = fig.add_gridspec(1, len(specs), left=0.06, right=0.98, top=0.84, bottom=0.12, wspace=0.3)
     for i, (spec, value) in enumerate(zip(specs, measured, strict=True)):
         _panel(fig, grid[i], bank_map_data(spec, value))
     return _svg(fig)
+
+
+def bank_map_jobs(case: Any, summary: pd.DataFrame, dtype: str) -> dict[str, ChartJob]:
+    """Chart jobs (``bankmap:<stage>``) of the case's bank maps (:meth:`Case.bank_maps`): each
+    stage's tile beside the tile of the map before it (the unpadded beside the padded), each
+    with its stage's measured shared wavefronts per load beside the prediction."""
+    if case is None:
+        return {}
+    rows = {str(r["stage"]): r for _, r in summary.iterrows()}
+    maps = [m for m in case.bank_maps(dtype) if m["stage"] in rows]
+    jobs: dict[str, ChartJob] = {}
+    for i, m in enumerate(maps):
+        shown = maps[max(0, i - 1):i + 1]
+        measured = [float(rows[x["stage"]].get("shared_wavefronts_per_load", math.nan)) for x in shown]
+        jobs[f"bankmap:{m['stage']}"] = (draw_bank_maps, (shown, measured))
+    return jobs

@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 
 from profiler_report.analysis import Analysis
+from profiler_report.analysis.sweeps import shape_table, sweep_table
 from profiler_report.report import roofline
-from profiler_report.report.tables import shape_table, sweep_table
 from profiler_report.util.fmt import fmt
 from profiler_report.util.frames import tuples
 
@@ -340,20 +340,3 @@ def draw_sweep(frame: pd.DataFrame) -> str:
                     color="white" if v == v and dark else "black")
     return _svg(fig)
 
-
-def bank_map_jobs(case: Any, summary: pd.DataFrame, dtype: str) -> dict[str, ChartJob]:
-    """Chart jobs (``bankmap:<stage>``) of the case's bank maps (:meth:`Case.bank_maps`): each
-    stage's tile beside the tile of the map before it (the unpadded beside the padded), each
-    with its stage's measured shared wavefronts per load beside the prediction."""
-    from profiler_report.report.bank_map import draw_bank_maps
-
-    if case is None:
-        return {}
-    rows = {str(r["stage"]): r for _, r in summary.iterrows()}
-    maps = [m for m in case.bank_maps(dtype) if m["stage"] in rows]
-    jobs: dict[str, ChartJob] = {}
-    for i, m in enumerate(maps):
-        shown = maps[max(0, i - 1):i + 1]
-        measured = [float(rows[x["stage"]].get("shared_wavefronts_per_load", math.nan)) for x in shown]
-        jobs[f"bankmap:{m['stage']}"] = (draw_bank_maps, (shown, measured))
-    return jobs

@@ -55,6 +55,10 @@ class LadderTable:
     speed_label: str
     pct_label: str
     ceiling: str
+    speed_column: str = "event_gbps"  # the summary columns of the figure and of its % ("" when none)
+    pct_column: str = ""
+    ceiling_name: str = ""  # the ceiling and its figure as a cell reads it ("" when none)
+    ceiling_figure: str = ""
 
 
 @dataclass(frozen=True)
@@ -124,10 +128,12 @@ def ladder_table(lad: Ladder, summary: pd.DataFrame, rules: CellRules) -> Ladder
         pct = str(cell(row, sp.pct_column, rules)) if sp.pct_column else ""
         lines.append(LadderLine(r.stage, r.change, str(cell(row, sp.column, rules)), pct, r.counter,
                                 r.decided_by, r.verdict))
-    ceiling = ""
+    figure = ""
     if sp.ceiling and sp.ceiling_gbps == sp.ceiling_gbps:
-        ceiling = f"{sp.ceiling}: {cell({'stage': sp.ceiling, sp.column: sp.ceiling_gbps}, sp.column, rules)} {sp.unit}"
-    return LadderTable(tuple(lines), sp.label, f"% of {sp.ceiling}" if sp.pct_column else "", ceiling)
+        figure = str(cell({"stage": sp.ceiling, sp.column: sp.ceiling_gbps}, sp.column, rules))
+    return LadderTable(tuple(lines), sp.label, f"% of {sp.ceiling}" if sp.pct_column else "",
+                       f"{sp.ceiling}: {figure} {sp.unit}" if figure else "", sp.column, sp.pct_column,
+                       sp.ceiling if figure else "", figure)
 
 
 def _stages(inp: PageInputs, rules: CellRules, drawn: dict[str, Any]) -> tuple[StageSection, ...]:
@@ -146,12 +152,21 @@ def _stages(inp: PageInputs, rules: CellRules, drawn: dict[str, Any]) -> tuple[S
                         stall_max, scope_ids(drawn.get(f"bankmap:{sid}") or "", f"bankmap-{i}-"))
         previous = stages.iloc[i - 1] if i and sid not in gaps else None
         out.append(stage_section(si, int(i) + 1, previous, row, words.get(sid, ""),
-                                 inp.story.stage(sid), charts))
+                                 inp.story.stage(sid), charts, stage_parts(inp, sid, drawn)))
     return tuple(out)
 
 
+def stage_parts(inp: PageInputs, sid: str, drawn: dict[str, Any]) -> tuple[Any, ...]:
+    """The extra parts of stage ``sid``'s section, in order: one line per kind of part (each a
+    frozen dataclass with ``anchor``, ``title`` and ``template``; None when the stage has none)."""
+    parts: tuple[Any, ...] = ()
+    return tuple(p for p in parts if p is not None)
+
+
 def _timing_texts(table: LadderTable) -> dict[str, str]:
-    return {line.stage: line.gbps for line in table.lines}
+    """Each stage's (and the ceiling's) figure as the ladder shows it, for the peers table."""
+    ceiling = {table.ceiling_name: table.ceiling_figure} if table.ceiling_name else {}
+    return {**ceiling, **{line.stage: line.gbps for line in table.lines}}
 
 
 def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = None) -> Page:
@@ -169,8 +184,8 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
         roofline_section(a.roofline, scope_ids(drawn.get("roofline") or "", "roofline-")),
         sec.comparison(inp.comparison, inp.comparison_note),
         sec.peers(inp.bench, story.peers_note, _timing_texts(table), scope_ids(drawn.get("peers") or "", "peers-")),
-        sec.sweep(inp.sweep, scope_ids(drawn.get("sweep") or "", "sweep-")),
-        sec.shapes(inp.sweep, scope_ids(drawn.get("shapes") or "", "shapes-")),
+        sec.sweep(story.sweep, story.sweep_verdicts, scope_ids(drawn.get("sweep") or "", "sweep-")),
+        sec.shapes(story.shapes, story.shape_verdicts, scope_ids(drawn.get("shapes") or "", "shapes-")),
         *sec.experiments(story.experiments),
         sec.claims(story.claims),
         sec.Provenance(tuple(environment_rows(prov)), tuple([*inp.notes, *where_notes([*(inp.bench or []),

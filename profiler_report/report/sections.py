@@ -15,20 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import pandas as pd
-
 from profiler_report.metrics import HEADLINE, TIMING_COLUMNS
 from profiler_report.model.experiment import ExperimentTable
-from profiler_report.report.tables import (
-    bench_rows,
-    pct_label,
-    shape_table,
-    shape_verdicts,
-    stage_label,
-    sweep_table,
-    sweep_verdicts,
-)
-from profiler_report.util.jsonable import records
+from profiler_report.report.tables import bench_rows, pct_label
 
 
 @dataclass(frozen=True)
@@ -168,19 +157,12 @@ def peers(bench: list[dict[str, Any]] | None, note: str, timing: dict[str, str],
     return Peers(rows, note, pct_label(bench), svg)
 
 
-def sweep(rows: list[dict[str, Any]] | None, svg: str) -> Sweep | None:
-    frame = sweep_table(rows) if rows else pd.DataFrame()
-    if frame.empty:
-        return None
-    frame = frame.assign(stage_label=[stage_label(r) for _, r in frame.iterrows()])
-    return Sweep(tuple(records(frame)), tuple(sweep_verdicts(frame)), svg)
+def sweep(rows: tuple[dict[str, Any], ...], verdicts: tuple[str, ...], svg: str) -> Sweep | None:
+    return Sweep(rows, verdicts, svg) if rows else None
 
 
-def shapes(rows: list[dict[str, Any]] | None, svg: str) -> Shapes | None:
-    frame = shape_table(rows) if rows else pd.DataFrame()
-    if frame.empty:
-        return None
-    return Shapes(tuple(records(frame)), tuple(shape_verdicts(frame)), svg)
+def shapes(rows: tuple[dict[str, Any], ...], verdicts: tuple[str, ...], svg: str) -> Shapes | None:
+    return Shapes(rows, verdicts, svg) if rows else None
 
 
 def experiments(tables: tuple[ExperimentTable, ...]) -> tuple[Experiment, ...]:

@@ -196,9 +196,10 @@ def _rules(a: Analysis, sid: str, row: pd.Series) -> tuple[tuple[dict[str, Any],
 
 
 def stage_section(si: StageInputs, index: int, prev: pd.Series | None, row: pd.Series, word: str,
-                  story: StageStory, charts: Charts) -> StageSection:
+                  story: StageStory, charts: Charts, parts: tuple[Any, ...] = ()) -> StageSection:
     """Stage ``index`` (1-based) of the page from its summary ``row`` (``prev``: the stage before
-    it, None for the first), its ladder verdict ``word``, story and drawn charts."""
+    it, None for the first), its ladder verdict ``word``, story, drawn charts and extra ``parts``
+    (see the module docstring)."""
     a, sid = si.analysis, str(row["stage"])
     st = a.stage_info.get(sid) or (next((s for s in si.case.manifest.stages if s.id == sid), None) if si.case else None)
     code, code_note = _code(si, prev, sid)
@@ -223,6 +224,6 @@ def stage_section(si: StageInputs, index: int, prev: pd.Series | None, row: pd.S
         raw_conflicts=(str(cell(row, "bank_conflicts_ld_raw", si.rules)),
                        str(cell(row, "bank_conflicts_st_raw", si.rules))),
         conflict_context=context, top_stalls=str(row.get("top_stalls", "") or ""),
-        rules_appear=appear, rules_vanish=vanish, findings=findings, charts=charts,
+        rules_appear=appear, rules_vanish=vanish, findings=findings, charts=charts, parts=parts,
         kernels=stage_kernels(a.kernels, sid))
 

@@ -114,3 +114,15 @@ def test_the_unpadded_and_padded_tiles_are_drawn_side_by_side():
     svg = draw_bank_maps([_map("smem"), _map("padded")], [32.36, 1.06])
     assert svg.startswith("<svg") and "tile[32][32]" in svg and "tile[32][33]" in svg
     assert "measured 32.36" in svg and "per bank" in svg
+
+
+def test_the_reduction_maps_its_strided_and_sequential_first_steps():
+    from profiler_report.model.registry import get_case
+    from profiler_report.report.bank_map import bank_map_data
+
+    strided, sequential = (bank_map_data(m) for m in get_case("reduction").bank_maps("float32"))
+    assert strided.wavefronts == 2 and strided.lanes_per_bank == (2, 0) * 16  # words 2t: even banks, 2 lanes each
+    assert sequential.wavefronts == 1 and sequential.lanes_per_bank == (1,) * 32
+    assert len(strided.bank) == 8 and strided.read[:2] == ((0, 0), (0, 2))
+    assert sequential.read[0] == (4, 0)  # word 128 of sdata[256]: row 4
+    assert get_case("reduction").bank_maps("float64") == []

@@ -184,7 +184,7 @@ def test_sweep_points_time_every_peer_and_candidate_at_every_size_and_dtype():
 def test_the_sweep_table_names_the_configuration_that_ran(monkeypatch):
     from dataclasses import replace
 
-    from profiler_report.report.tables import stage_label, sweep_table, sweep_verdicts
+    from profiler_report.analysis.sweeps import stage_label, sweep_table, sweep_verdicts
 
     _install(monkeypatch, TIMES, l2_bytes=0)
     rows = bench.bench_size(CASE, 33, 65, "float32", repeats=20, warmup=1, buffers=1, with_peers=False, configs=True)
@@ -202,7 +202,7 @@ def test_the_sweep_table_names_the_configuration_that_ran(monkeypatch):
 def test_a_suspect_fastest_peer_is_named_in_the_sweep_verdicts(monkeypatch):
     from dataclasses import replace
 
-    from profiler_report.report.tables import sweep_table, sweep_verdicts
+    from profiler_report.analysis.sweeps import sweep_table, sweep_verdicts
 
     _install(monkeypatch, TIMES, l2_bytes=0)
     rows = bench.bench_size(CASE, 33, 65, "float32", repeats=20, warmup=1, buffers=1, with_peers=False)

@@ -102,7 +102,7 @@ def test_bench_prints_the_block_shape_verdicts_the_report_shows():
 
     sweep = Path(__file__).resolve().parents[2] / "reports" / "h200" / "sweep.json"
     rows = [TransposeRow.from_dict(r) for r in json.loads(sweep.read_text())["rows"]]
-    from profiler_report.report.tables import sweep_table, sweep_verdicts
+    from profiler_report.analysis.sweeps import sweep_table, sweep_verdicts
 
     lines = _shape_lines(rows).splitlines()
     shape_lines = [line for line in lines if line.startswith("block-shape sweep ")]

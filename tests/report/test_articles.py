@@ -13,7 +13,8 @@ from profiler_report.analysis.experiments import experiment_tables
 from profiler_report.analysis.story import tell
 from profiler_report.cases.transpose import padding_sweep as ps
 from profiler_report.model.registry import get_case
-from profiler_report.report.charts import bank_map_jobs, draw_here
+from profiler_report.report.bank_map import bank_map_jobs
+from profiler_report.report.charts import draw_here
 from profiler_report.report.html import render_html
 from profiler_report.report.page import PageInputs, build_page
 
@@ -103,7 +104,7 @@ def test_the_sections_render(page):
 
 def test_a_case_without_experiments_or_claims_gets_neither(tmp_path):
     reduction = get_case("reduction")
-    assert experiment_tables(reduction, tmp_path) == [] and reduction.bank_maps("float32") == []
+    assert experiment_tables(reduction, tmp_path) == [] and reduction.bank_maps("float64") == []
 
 
 def test_an_unreadable_experiment_json_is_one_input_error(tmp_path):

@@ -79,7 +79,12 @@ def _render(kind: str, out: Path) -> Path:
     from profiler_report.report.build import render_capture, render_timings_only
 
     if kind in ("live", "recorded"):
-        render_capture(LIVE / "profile.ncu-rep", out, live=kind == "live", force=True)
+        here = os.getcwd()
+        os.chdir(ROOT)  # the page names the capture as given: relative, as in the README's screenshot
+        try:
+            render_capture(Path("reports/h200/profile.ncu-rep"), out, live=kind == "live", force=True)
+        finally:
+            os.chdir(here)
     elif kind == "reduction":
         render_capture(ROOT / "reports" / "h200-reduction" / "profile.ncu-rep", out, force=True)
     elif kind == "counterless":

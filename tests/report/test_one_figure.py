@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CAPTURES = {"transpose": ROOT / "reports" / "h200" / "profile.ncu-rep",
             "reduction": ROOT / "reports" / "h200-reduction" / "profile.ncu-rep"}
 
-_FIGURE = re.compile(r'data-figure="gbps" data-stage="([^"]+)">([^<]*)<')
+_FIGURE = re.compile(r'data-figure="(gbps|pct)" data-stage="([^"]+)">([^<]*)<')
 
 
 @pytest.fixture(scope="module", params=sorted(CAPTURES))
@@ -34,18 +34,20 @@ def rendered(request, tmp_path_factory):
 
 def test_each_stage_figure_is_the_same_wherever_it_appears(rendered):
     name, html = rendered
-    seen: dict[str, set[str]] = defaultdict(set)
-    places: dict[str, int] = defaultdict(int)
-    for stage, text in _FIGURE.findall(html):
-        seen[stage].add(text)
-        places[stage] += 1
+    seen: dict[tuple[str, str], set[str]] = defaultdict(set)
+    places: dict[tuple[str, str], int] = defaultdict(int)
+    for figure, stage, text in _FIGURE.findall(html):
+        seen[figure, stage].add(text)
+        places[figure, stage] += 1
     assert seen, "no figure marked on the page"
     assert {s: t for s, t in seen.items() if len(t) > 1} == {}
     # Shown at least twice each (the ladder and the stage's metrics table), so the check has teeth.
     assert min(places.values()) >= 2, places
     headline = re.search(r'id="headline">([^<]*)<', html).group(1)
     fastest = re.search(r"The fastest stage, (\w+), reaches ([\d,.]+) ", headline)
-    assert fastest and seen[fastest.group(1)] == {fastest.group(2)}, headline
+    assert fastest and seen["gbps", fastest.group(1)] == {fastest.group(2)}, headline
+    pct = re.search(r"reaches [\d,.]+ [^(]*\(([\d.]+%) of ", headline)
+    assert pct and seen["pct", fastest.group(1)] == {pct.group(1)}, headline
 
 
 def test_the_peer_run_is_shown_once_and_named(rendered):
@@ -59,7 +61,7 @@ def test_the_peer_run_is_shown_once_and_named(rendered):
 @pytest.mark.parametrize("name", sorted(CAPTURES))
 def test_the_chart_plots_the_ladder_figures(name):
     run = load_run(CAPTURES[name])
-    story = tell(run.analysis, run.case, timings=run.sidecars.timings)
+    story = tell(run.analysis, run.case, side=run.sidecars)
     rules = cell_rules(run.sidecars.validation, "", run.summary)
     data = bandwidth_chart_data(run.summary, run.sidecars.timings).set_index("label")
     rows = {str(r["stage"]): r for _, r in run.summary.iterrows()}

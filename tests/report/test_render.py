@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from profiler_report.analysis.sweeps import shape_table, shape_verdicts, stage_label, sweep_table, sweep_verdicts
 from profiler_report.report.chart_pool import ChartPool
 from profiler_report.report.charts import (
     CEILING,
@@ -29,14 +30,7 @@ from profiler_report.report.charts import STAGE as STAGE_COLOR
 from profiler_report.report.diff import code_diff_html
 from profiler_report.report.html import has_placeholder, render_html, write_outputs
 from profiler_report.report.page import PageInputs, build_page
-from profiler_report.report.tables import (
-    bench_rows,
-    shape_table,
-    shape_verdicts,
-    stage_label,
-    sweep_table,
-    sweep_verdicts,
-)
+from profiler_report.report.tables import bench_rows
 
 STAGES = ["naive", "smem", "padded", "unrolled", "vec_padded", "vec_swizzled", "vec_deep", "vec_colwalk"]
 PROV = {"mode": "recorded capture", "gpu": "NVIDIA H200", "clock_control": "none"}
@@ -45,10 +39,12 @@ PROV = {"mode": "recorded capture", "gpu": "NVIDIA H200", "clock_control": "none
 def inputs_of(analysis, prov, manifest=None, **inputs):
     """PageInputs of the transpose case's capture (``manifest`` given) or of a foreign one."""
     from profiler_report.analysis.story import tell
+    from profiler_report.capture.sidecars import Sidecars
     from profiler_report.model.registry import get_case
 
     case = get_case("transpose") if manifest is not None else None
-    story = tell(analysis, case, timings=inputs.get("timings"), bench=inputs.get("bench"))
+    side = Sidecars(timings=inputs.get("timings"), bench=inputs.get("bench"), sweep=inputs.get("sweep"))
+    story = tell(analysis, case, side=side)
     return PageInputs(analysis, prov, story, case, **inputs)
 
 

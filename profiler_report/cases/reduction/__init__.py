@@ -135,6 +135,23 @@ class ReductionCase(Case):
         a = _region(n, 32)
         return output[PARTIALS:PARTIALS + a], output[PARTIALS + a:]
 
+    def bank_maps(self, dtype: str) -> list[dict[str, Any]]:
+        """The first tree step's shared read of one warp in a block of ``threads`` 4-byte words:
+        ``interleaved_strided`` (thread t reads word 2t: two lanes per even bank) and
+        ``sequential`` (thread t reads word t + threads/2: one lane per bank). [] for 8-byte data."""
+        if ITEMSIZE.get(dtype, 4) != 4:
+            return []
+        threads = int(self.manifest.params.get("threads", 256))
+        out = []
+        for stage, first in (("interleaved_strided", lambda t: 2 * t), ("sequential", lambda t: t + threads // 2)):
+            words = [[first(t)] for t in range(32)]
+            banks = [[w % 32 for w in lane] for lane in words]
+            per_bank = [len({lane[0] for lane in words if lane[0] % 32 == b}) for b in range(32)]
+            out.append({"stage": stage, "words": words, "banks": banks, "wavefronts": max(per_bank), "ideal": 1,
+                        "pitch_words": 32, "rows": threads // 32,
+                        "title": f"{stage}: first tree step of sdata[{threads}], one warp"})
+        return out
+
     def make_input(self, cupy: Any, size: Size, dtype: str, seed: int) -> Any:
         """float32 uniform in [1, 2); int32 uniform in [-100, 100] without 0. Never zero."""
         rng = cupy.random.default_rng(seed)
