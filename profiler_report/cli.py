@@ -270,33 +270,9 @@ def render(captures: tuple[Path, ...], out: Path | None, stage_opts: tuple[str, 
                 p.close()
     for f in files:
         click.echo(f"wrote {f}")
-    _require_stages(analysis.coverage, [s.strip() for s in want.split(",") if s.strip()] or None, out)
+    from profiler_report.analysis.coverage import require_stages
 
-
-def _require_stages(cover: Any, wanted: list[str] | None, out: Path) -> None:
-    """Exit 5 (after the report is written) when the capture lacks stages it must hold
-    (analysis.coverage: ``wanted``, else those between its first and last stage) or some of its
-    launches are in no range of its case; exit 2 for --stages without a case or with unknown ids."""
-    from profiler_report.errors import StagesMissingError
-
-    if cover is None:
-        if wanted:
-            raise InputError("--stages needs a capture made by a case (its launches in pr_<case>.<stage> NVTX "
-                             "ranges)", "drop --stages; name stages with --stage LABEL=REGEX")
-        return
-    from profiler_report.model.registry import get_case
-
-    ids = get_case(cover.case).manifest.stage_ids() if cover.case else []
-    unknown = [s for s in wanted or [] if ids and s not in ids]
-    if unknown:
-        raise InputError(f"--stages names {', '.join(unknown)}, no stage of case {cover.case}",
-                         f"use stages of {', '.join(ids)}")
-    lacking = cover.lacking(wanted)
-    lost = cover.unresolved if wanted is None else ()
-    if lacking or lost:
-        parts = [f"stages {', '.join(lacking)} of case {cover.case} are not in the capture"] if lacking else []
-        parts += [f"{len(lost)} launch(es) ({', '.join(lost)}) are in no pr_{cover.case}.<stage> range"] if lost else []
-        raise StagesMissingError(f"{'; '.join(parts)} (the report in {out} names them; no step is taken across a gap)")
+    require_stages(analysis.coverage, [s.strip() for s in want.split(",") if s.strip()] or None, str(out))
 
 
 def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any], expect: Path | None,
