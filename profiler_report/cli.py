@@ -168,7 +168,7 @@ def render(captures: tuple[Path, ...], out: Path | None, expect: Path | None, ba
         click.echo(f"wrote {f}")
     from profiler_report.analysis.coverage import require_stages
 
-    require_stages(analysis.coverage, [s.strip() for s in want.split(",") if s.strip()] or None, out)
+    require_stages(analysis.coverage, [s.strip() for s in want.split(",") if s.strip()] or None, str(out))
 
 
 def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any], expect: Path | None,

@@ -29,6 +29,7 @@ class Coverage:
     it and the stage before it in the capture (that pair is no step)."""
 
     case: str
+    stage_ids: tuple[str, ...] = ()  # the case's stages, in report order
     missing: tuple[str, ...] = ()
     unresolved: tuple[str, ...] = ()
     gaps: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -78,26 +79,30 @@ def coverage(summary: pd.DataFrame, manifest: Manifest, case: str, unresolved: t
             between = tuple(s for s in ids[ids.index(before) + 1:ids.index(stage)] if s in missing)
             if between:
                 gaps[stage] = between
-    return Coverage(case, missing, unresolved, gaps)
+    return Coverage(case, tuple(ids), missing, unresolved, gaps)
 
 
-def require_stages(cover: Coverage | None, wanted: list[str] | None, out: Path) -> None:
-    """Exit 5 (after the report is written) when the capture lacks stages it must hold
-    (analysis.coverage: ``wanted``, else those between its first and last stage) or some of its
-    launches are in no range of its case; exit 2 for --stages without a case or with unknown ids."""
+def require_stages(cover: Coverage | None, wanted: list[str] | None, out: str) -> None:
+    """For ``render``, once the report in ``out`` is written: the capture must hold the stages
+    of ``wanted`` (``--stages``; None: those between its first and last stage, :meth:`Coverage.within`)
+    and have no unresolved launch.
+
+    Raises:
+        InputError: ``wanted`` without a capture of a case, or naming no stage of the case.
+        StagesMissingError: a stage is lacking or a launch is unresolved (exit 5).
+    """
     if cover is None:
         if wanted:
             raise InputError("--stages needs a capture made by a case (its launches in pr_<case>.<stage> NVTX "
                              "ranges)", "drop --stages; name stages with --stage LABEL=REGEX")
         return
-    ids = get_case(cover.case).manifest.stage_ids() if cover.case else []
-    unknown = [s for s in wanted or [] if ids and s not in ids]
+    unknown = [s for s in wanted or [] if s not in cover.stage_ids]
     if unknown:
         raise InputError(f"--stages names {', '.join(unknown)}, no stage of case {cover.case}",
-                         f"use stages of {', '.join(ids)}")
+                         f"use stages of {', '.join(cover.stage_ids)}")
     lacking = cover.lacking(wanted)
     lost = cover.unresolved if wanted is None else ()
-    if lacking or lost:
-        parts = [f"stages {', '.join(lacking)} of case {cover.case} are not in the capture"] if lacking else []
-        parts += [f"{len(lost)} launch(es) ({', '.join(lost)}) are in no pr_{cover.case}.<stage> range"] if lost else []
+    parts = [f"stages {', '.join(lacking)} of case {cover.case} are not in the capture"] if lacking else []
+    parts += [f"{len(lost)} launch(es) ({', '.join(lost)}) are in no pr_{cover.case}.<stage> range"] if lost else []
+    if parts:
         raise StagesMissingError(f"{'; '.join(parts)} (the report in {out} names them; no step is taken across a gap)")

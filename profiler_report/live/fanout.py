@@ -27,6 +27,7 @@ from typing import Any
 from profiler_report.analysis.placement import mixed_gpus
 from profiler_report.errors import InputError, ProfilerReportError
 from profiler_report.util.fsio import write_json
+from profiler_report.util.jsonable import check_record
 
 #: Extra row fields saying where a point ran (host, GPU index, UUID, model, driver); the only
 #: fields of a row that may differ between an in-process sweep and the same sweep through Dask.
@@ -179,9 +180,9 @@ class PointStore:
     atomically (util.fsio), so a sweep killed at any moment keeps what finished. Only "ok" points
     are kept; a stored point is reused only while ``needs(point)`` (files outside the store the
     result refers to, such as a profiled point's capture) are not all there. ``row_type``: the
-    dataclass the stored rows must fit (the case's BenchRow), or None for any dict rows. A file
-    that cannot be used (not JSON, not this point, rows of the wrong shape) is "not done": the point
-    runs again and :attr:`notes` names the file."""
+    dataclass stored rows must fit (the case's BenchRow; None: any dicts). A file that cannot be used
+    (not JSON, not this point, rows of the wrong shape) is "not done": the point runs again and
+    :attr:`notes` names the file."""
 
     def __init__(self, folder: Path, commit: str, needs: Callable[[SweepPoint], list[Path]] | None = None,
                  row_type: type | None = None) -> None:
@@ -192,8 +193,7 @@ class PointStore:
         return self.folder / f"{self.commit}-{point.key()}.json"
 
     def get(self, point: SweepPoint) -> PointResult | None:
-        path = self._path(point)
-        if not path.exists():
+        if not (path := self._path(point)).exists():
             return None
         try:
             data = json.loads(path.read_text())
@@ -217,45 +217,13 @@ class PointStore:
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows) or not isinstance(where, dict):
             raise ValueError("its rows are not a list of records")
         for r in rows:
-            _check_row(self.row_type, r)
+            check_record(self.row_type, r)
         return PointResult(point, rows, where, "ok", "", int(data.get("attempts", 1)),
                            float(data.get("seconds", 0.0)), float(data.get("wall_s", 0.0)))
 
     def put(self, res: PointResult) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         write_json(self._path(res.point), {**res.record(), "rows": res.rows})
-
-
-#: A row field's annotation (a string under ``from __future__ import annotations``) -> the JSON types it takes.
-_JSON_TYPES: dict[str, tuple[type, ...]] = {"str": (str,), "int": (int,), "float": (int, float), "bool": (bool,)}
-
-
-def _check_row(row_type: type | None, row: dict[str, Any]) -> None:
-    """ValueError unless ``row`` has every required field of dataclass ``row_type``, no other, and
-    values of the annotated types."""
-    if row_type is None:
-        return
-    import dataclasses
-
-    fields = {f.name: f for f in dataclasses.fields(row_type)}
-    dims: tuple[str, ...] = ()
-    if "dims" in fields:  # a bench row (live/bench.py BenchRow): dims flattened, pct under its key
-        dims, pct = tuple(getattr(row_type, "DIMS", ())), fields.pop("pct")
-        del fields["dims"]
-        fields[getattr(row_type, "PCT_KEY", "pct")] = pct
-    extra = sorted(set(row) - set(fields) - set(dims))
-    missing = [n for n, f in fields.items() if n not in row and f.default is dataclasses.MISSING
-               and f.default_factory is dataclasses.MISSING] + [d for d in dims if d not in row]
-    if extra or missing:
-        raise ValueError(f"a row with unknown fields {extra} or without {missing}")
-    for name, value in row.items():
-        if name in dims:
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"row dimension {name} is {value!r:.40}, not an integer")
-            continue
-        kinds = _JSON_TYPES.get(str(fields[name].type))
-        if kinds and (not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)):
-            raise ValueError(f"row field {name} is {value!r:.40}, not {fields[name].type}")
 
 
 def _failed(point: SweepPoint, exc: BaseException, attempts: int, wall: float) -> PointResult:

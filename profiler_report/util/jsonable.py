@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from typing import Any
@@ -31,3 +32,33 @@ def dumps(data: Any) -> str:
         ValueError: ``data`` holds a non-finite float.
     """
     return json.dumps(data, indent=2, default=str, allow_nan=False)
+
+
+#: A row field's annotation (a string: ``from __future__ import annotations``) -> the JSON types it takes.
+_JSON_TYPES: dict[str, tuple[type, ...]] = {"str": (str,), "int": (int,), "float": (int, float), "bool": (bool,)}
+
+
+def check_record(row_type: type | None, row: dict[str, Any]) -> None:
+    """ValueError unless ``row`` (a record read back from JSON) has every required field of dataclass
+    ``row_type``, no other, and values of the annotated types; nothing is checked for None."""
+    if row_type is None:
+        return
+    fields = {f.name: f for f in dataclasses.fields(row_type)}
+    dims: tuple[str, ...] = ()
+    if "dims" in fields:  # a bench row (live/bench.py BenchRow): dims flattened, pct under its key
+        dims, pct = tuple(getattr(row_type, "DIMS", ())), fields.pop("pct")
+        del fields["dims"]
+        fields[getattr(row_type, "PCT_KEY", "pct")] = pct
+    extra = sorted(set(row) - set(fields) - set(dims))
+    missing = [n for n, f in fields.items() if n not in row and f.default is dataclasses.MISSING
+               and f.default_factory is dataclasses.MISSING] + [d for d in dims if d not in row]
+    if extra or missing:
+        raise ValueError(f"a row with unknown fields {extra} or without {missing}")
+    for name, value in row.items():  # bool is an int: an int field takes no bool
+        if name in dims:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"row dimension {name} is {value!r:.40}, not an integer")
+            continue
+        kinds = _JSON_TYPES.get(str(fields[name].type))
+        if kinds and (not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)):
+            raise ValueError(f"row field {name} is {value!r:.40}, not {fields[name].type}")
