@@ -109,7 +109,10 @@ class Kernels:
                 continue
             if step.call is not None:
                 with profiled() if step.profiled else nullcontext():
-                    result = call_function(case, step, self.dtype) if step.args else step.call()
+                    if step.args:  # a Python stage's function: it may return its output
+                        result = call_function(case, step, self.dtype)
+                    else:  # a library routine (the ceiling's cuBLAS call): writes its output
+                        step.call()
                 continue
             assert step.kernel is not None and step.launch is not None
             with profiled() if step.profiled else nullcontext():

@@ -127,5 +127,7 @@ def test_a_real_capture_with_two_launches_in_one_range_renders_them_as_one_stage
     wide = f32_capture.wide()
     assert stage["launches"] == 2 and len(a.summary) == len(f32_capture.launches()) - 1
     assert stage["dram_read_bytes"] == wide.loc[[first, second], "dram__bytes_read.sum"].sum()
-    html = render_html(build_page(PageInputs(a, {"mode": "recorded capture"}, None, cap)))
+    from profiler_report.analysis.story import tell
+
+    html = render_html(build_page(PageInputs(a, {"mode": "recorded capture"}, tell(a, None, capture=cap), None, cap)))
     assert "Kernels of this stage (2 launches)" in html and "summed over its launches" in html
