@@ -59,7 +59,7 @@ def test_each_flagged_change_is_better_or_worse_by_the_registry(good_run, regres
 
 def test_diff_fails_on_a_regression_and_not_on_itself(monkeypatch, capsys):
     code, out, _ = cli(monkeypatch, capsys, "diff", GOOD_REP, REGRESSED_REP, "--fail-on", "regression")
-    assert code == 1 and "4 worse in a gated metric" in out
+    assert code == 1 and "6 worse in a gated metric" in out
     code, out, _ = cli(monkeypatch, capsys, "diff", GOOD_REP, GOOD_REP, "--fail-on", "regression")
     assert code == 0 and "0 worse" in out
     code, _, _ = cli(monkeypatch, capsys, "diff", GOOD_REP, REGRESSED_REP)  # the default never fails

@@ -28,8 +28,9 @@ def test_the_commands_formats_are_their_registries():
     from profiler_report.gate.writers import CHECK
     from profiler_report.report.outputs import SUMMARY
 
-    assert SUMMARY.names() == ["csv", "json", "markdown"] and CHECK.names() == ["table", "json", "markdown"]
-    assert DIFF.names() == ["text", "csv", "json"]
+    assert SUMMARY.names() == ["table", "csv", "json", "markdown", "agent"]
+    assert CHECK.names() == ["table", "json", "markdown"]
+    assert DIFF.names() == ["text", "csv", "json", "markdown"]
     assert [w.file_name for w in SUMMARY if w.file_name] == ["summary.csv", "summary.json"]  # render's data files
     for command, reg in (("summary", SUMMARY), ("check", CHECK), ("diff", DIFF)):
         out = CliRunner().invoke(main, [command, "--help"]).output
