@@ -75,7 +75,7 @@ def test_diff_markdown_for_ci(monkeypatch, capsys):
     code, out, _ = cli(monkeypatch, capsys, "diff", GOOD_REP, REGRESSED_REP, "--format", "markdown",
                        "--fail-on", "regression")
     assert code == 1
-    assert out.startswith("### profiler-report diff: 4 regressions\n")
+    assert out.startswith("### profiler-report diff: 6 regressions\n")
     assert "| **worse** | unrolled | `shared_excessive_wavefronts` |" in out
     code, out, _ = cli(monkeypatch, capsys, "diff", GOOD_REP, GOOD_REP, "--format", "markdown")
     assert code == 0 and out.startswith("### profiler-report diff: no regression\n")
