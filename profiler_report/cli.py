@@ -6,7 +6,6 @@ listed in ``profiler-report --help``; ``--debug`` shows the traceback instead.
 
 from __future__ import annotations
 
-import gc
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,7 @@ from .errors import exit_codes_help
 from .model.registry import DEFAULT_CASE
 from .util.dtypes import ALL_DTYPES
 from .util.exits import run_main
-from .util.options import format_option, ladder_options, old_and_new, parse_dims, parse_stage_labels, sized
+from .util.options import format_option, ladder_options, old_and_new, parse_dims, sized
 
 if TYPE_CHECKING:
     from profiler_report.util.writers import Writers
@@ -27,10 +26,6 @@ if TYPE_CHECKING:
 EXIT_CODES = exit_codes_help()
 #: Each subcommand's epilog: the table once, in the top-level help, is enough.
 SEE_EXIT_CODES = "Exit codes: see `profiler-report --help`."
-
-#: Most processes drawing charts for ``render``: a page has about a dozen, the slowest ~0.4 s.
-CHART_WORKERS = 8
-
 
 def _summary_writers() -> Writers[Any]:
     from profiler_report.report.outputs import SUMMARY
@@ -112,21 +107,6 @@ def run(**opts: Any) -> None:
     click.echo(f"report: {out / 'index.html'}")
 
 
-def _ladder(stage_opts: tuple[str, ...], ceiling_opts: tuple[str, ...], case_ref: str | None,
-            allow_mixed: bool = False) -> dict[str, Any]:
-    """load_run's keyword arguments for the ladder options (``allow_mixed`` is checked on the
-    loaded run: :func:`~profiler_report.analysis.run.refuse_mixed`)."""
-    from profiler_report.model.registry import get_case
-
-    return {"labels": parse_stage_labels(stage_opts) or None,
-            "ceilings": parse_stage_labels(ceiling_opts, "--ceiling") or None,
-            "case": get_case(case_ref) if case_ref else None}
-
-
-def _one_or_many(paths: tuple[Path, ...]) -> Path | list[Path]:
-    return paths[0] if len(paths) == 1 else list(paths)
-
-
 @main.command(epilog=SEE_EXIT_CODES)
 @click.option("--from", "captures", required=True, multiple=True, type=click.Path(path_type=Path),
               help="A .ncu-rep (any capture, not only ours) or a raw-page CSV export. Repeat it for a ladder "
@@ -148,80 +128,11 @@ def render(captures: tuple[Path, ...], out: Path | None, expect: Path | None, ba
            force: bool, want: str, **ladder_opts: Any) -> None:
     """Render the staged HTML report from existing captures (no GPU needed)."""
     from profiler_report.capture.readahead import start_read
-    from profiler_report.report.guard import refuse_live_overwrite
+    from profiler_report.report.render_cmd import render_captures, render_target
 
-    allow_mixed = ladder_opts.pop("allow_mixed")
-    ladder = _ladder(**ladder_opts)
-    out = out or captures[0].parent / "rendered"
-    if not force:
-        refuse_live_overwrite(out)  # before the reads start: a refusal costs nothing
+    target = render_target(captures, out, force, ladder_opts)
     # ncu_report reads in child processes while this one imports pandas, matplotlib and jinja2.
-    pending = [start_read(c) for c in captures]
-    try:
-        analysis, files = _render_pending(_one_or_many(captures), out, ladder, expect, baseline, strict,
-                                          pending[0] if len(pending) == 1 else pending, allow_mixed)
-    finally:
-        for p in pending:
-            if p is not None:
-                p.close()
-    for f in files:
-        click.echo(f"wrote {f}")
-    from profiler_report.analysis.coverage import require_stages
-
-    require_stages(analysis.coverage, [s.strip() for s in want.split(",") if s.strip()] or None, str(out))
-
-
-def _render_pending(capture: Path | list[Path], out: Path, ladder: dict[str, Any], expect: Path | None,
-                    baseline: Path | None, strict: bool, pending: Any, allow_mixed: bool) -> tuple[Any, list[Path]]:
-    """``render``'s work once the reads are started; logs where the time went."""
-    from profiler_report.capture.readahead import usable_cpus
-    from profiler_report.util.timer import StepTimer, log
-
-    timer = StepTimer(progress=False)  # on failure the error line must stay alone
-    with timer.step("import"):
-        from profiler_report.report.build import render_capture
-        from profiler_report.report.charts import pyplot
-
-        pyplot()
-        # The imports' objects live until exit: spare the collector walking them again, at exit
-        # above all (~0.25 s on 2 CPUs), and the forked chart workers copying the pages it touches.
-        gc.freeze()
-    from profiler_report.analysis.run import load_run, refuse_mixed, reused_run
-
-    workers = min(usable_cpus(), CHART_WORKERS)
-    run, capture = reused_run(capture, ladder, timer)
-    with timer.step("read"):
-        run = run or load_run(capture, pending=pending, expect=expect, **ladder)
-    refuse_mixed(run, allow_mixed)
-    analysis, files, diffs = render_capture(capture, out, baseline=baseline, strict=strict, timer=timer,
-                                            chart_workers=workers, expect=expect, force=True, run=run,
-                                            **ladder)  # refuse_live_overwrite: checked before
-    if baseline is not None:
-        _warn_not_comparable(baseline, capture, diffs)
-    log(timer.table())
-    return analysis, files
-
-
-def _reused_parts(capture: Path | list[Path], ladder: dict[str, Any],
-                  timer: Any = None) -> tuple[Any, Path | list[Path]]:
-    """(the run loaded, its captures) when ``capture`` is the profile.ncu-rep of a live run that
-    reused some stages' captures (its folder's profile-parts.json): the whole ladder, from every
-    file that holds one of its stages; else (None, ``capture``) as given."""
-    from profiler_report.capture.parts import read_parts
-
-    if isinstance(capture, list) or ladder["labels"] or ladder["ceilings"]:
-        return None, capture
-    parts = read_parts(capture.parent)
-    if not parts or capture.resolve() not in {p.resolve() for p, _ in parts}:
-        return None, capture
-    from profiler_report.analysis.run import load_run
-    from profiler_report.capture.sidecars import read_sidecars
-    from profiler_report.util.timer import StepTimer
-
-    files = [p for p, _ in parts]
-    with (timer or StepTimer(progress=False)).step("read"):
-        run = load_run(files, case=ladder["case"], sidecars=read_sidecars(capture.parent), keep=[s for _, s in parts])
-    return run, files
+    render_captures(captures, target, expect, baseline, strict, want, [start_read(c) for c in captures])
 
 
 @main.command(epilog=SEE_EXIT_CODES)
@@ -237,17 +148,19 @@ def summary(ctx: click.Context, captures: tuple[Path, ...], fmt: str, stage_opts
     Event-timing columns (event_median_us, event_gbps, pct_of_memcpy, ...) are added when a
     timings.json from a live run sits beside the capture.
     """
+    from profiler_report.analysis.cli_args import ladder as ladder_kw
+    from profiler_report.analysis.cli_args import names, one_or_many
     from profiler_report.analysis.compare import run_identity
     from profiler_report.analysis.run import load_run, refuse_mixed, reused_run
     from profiler_report.report.outputs import SUMMARY, SummaryInput
 
-    ladder = _ladder(stage_opts, ceiling_opts, case_ref)
-    run = reused_run(_one_or_many(captures), ladder)[0] or load_run(_one_or_many(captures), **ladder)
+    ladder = ladder_kw(stage_opts, ceiling_opts, case_ref)
+    run = reused_run(one_or_many(captures), ladder)[0] or load_run(one_or_many(captures), **ladder)
     refuse_mixed(run, allow_mixed)
     if ctx.get_parameter_source("fmt") is click.core.ParameterSource.DEFAULT and not sys.stdout.isatty():
         fmt = "csv"  # a table for people, every column for scripts
     gpu = run_identity(run.capture, run.provenance).get("gpu", "unknown GPU")
-    result = SummaryInput(run.analysis, run.sidecars.sanitizer, _names(_one_or_many(captures)),
+    result = SummaryInput(run.analysis, run.sidecars.sanitizer, names(one_or_many(captures)),
                           run.sidecars.validation, run.case, f"{gpu}, {run.provenance.get('mode', 'recorded capture')}")
     click.echo(SUMMARY[fmt].write(result), nl=False)
 
@@ -271,9 +184,10 @@ def bench(**opts: Any) -> None:
     One task per sweep point (case, size, dtype, configuration): in-process by default, or on the GPUs
     of a Dask cluster (--cluster local, --scheduler ADDRESS). A failed point is retried once, then
     listed with its reason under the JSON's sweep.points; running the command again resumes."""
+    from profiler_report.live.commands import point_progress, print_outcome
     from profiler_report.live.sweeps import BenchOptions, run_bench
 
-    _print(run_bench(BenchOptions(**opts), progress=_point_progress))
+    print_outcome(run_bench(BenchOptions(**opts), progress=point_progress))
 
 
 @main.command(epilog=SEE_EXIT_CODES)
@@ -304,32 +218,11 @@ def sweep(**opts: Any) -> None:
     exporting its own capture; in-process by default, or one task per point on the GPUs of a Dask
     cluster. Writes one sweep.json (each point's headline metrics and where it ran) and one report.
     A failed point is retried once, then listed with its reason; running the command again resumes."""
+    from profiler_report.live.commands import point_progress, print_outcome
     from profiler_report.live.sweeps import SweepOptions, run_profiled
 
     sizes = tuple(parse_dims(tuple(s.split(","))) for s in opts.pop("sizes")) or ({},)
-    _print(run_profiled(SweepOptions(sizes=sizes, **opts), progress=_point_progress))
-
-
-def _print(outcome: Any) -> None:
-    """A sweep command's :class:`~profiler_report.live.sweeps.Outcome`: its notes and warnings, then its lines."""
-    for note in outcome.notes:
-        click.echo(f"note: {note}", err=True)
-    for warning in outcome.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    for line in outcome.lines:
-        if line:
-            click.echo(line)
-
-
-def _point_progress(res: Any) -> None:
-    from profiler_report.live.sweeps import progress_line
-    click.echo(progress_line(res), err=res.status != "ok")
-
-
-def _warn_not_comparable(old: Path | list[Path], new: Path | list[Path], diffs: list[str]) -> None:
-    if diffs:
-        click.echo(f"warning: {_names(old)} and {_names(new)} are not comparable: {'; '.join(diffs)} "
-                   "(--strict refuses)", err=True)
+    print_outcome(run_profiled(SweepOptions(sizes=sizes, **opts), progress=point_progress))
 
 
 @main.command(epilog=SEE_EXIT_CODES)
@@ -350,31 +243,10 @@ def _warn_not_comparable(old: Path | list[Path], new: Path | list[Path], diffs: 
 def check(captures: tuple[Path, ...], thresholds_path: Path | None, baseline: Path | None, missing: str,
           junit: Path | None, fmt: str, as_json: bool, strict: bool, **ladder_opts: Any) -> None:
     """Gate CAPTURES (one ladder) on a thresholds file: exit 0 all rules pass, 1 any fails, 2 bad input."""
-    from profiler_report import gate
-    from profiler_report.analysis.compare import require_comparable, run_identity
-    from profiler_report.analysis.run import load_run, refuse_mixed, reused_run
-    from profiler_report.gate.choose import given_thresholds, own_thresholds
-    from profiler_report.gate.writers import CHECK, CheckOutcome
+    from profiler_report.gate.check_cmd import run_check
 
-    thresholds = given_thresholds(thresholds_path, ladder_opts["case_ref"])  # a bad file fails before the read
-    allow_mixed = ladder_opts.pop("allow_mixed")
-    ladder = _ladder(**ladder_opts)
-    capture = _one_or_many(captures)
-    run = reused_run(capture, ladder)[0] or load_run(capture, **ladder)  # a run that reused captures: all
-    refuse_mixed(run, allow_mixed)
-    thresholds = thresholds or own_thresholds(run)
-    base = load_run(baseline, **ladder) if baseline is not None else None
-    diffs = require_comparable(base, run, strict) if base is not None else []
-    if baseline is not None:
-        _warn_not_comparable(baseline, capture, diffs)
-    results = gate.check_run(thresholds, run, base)
-    code = gate.exit_code(results, missing)
-    outcome = CheckOutcome(results, missing, code, " ".join(str(c) for c in captures), thresholds.path,
-                           str(baseline) if baseline else None, diffs, run_identity(run.capture, run.provenance))
-    if junit is not None:
-        meta = {"capture": outcome.capture, "thresholds": outcome.thresholds, "baseline": outcome.baseline}
-        gate.write_junit(junit, results, missing, {k: str(v) for k, v in meta.items() if v})
-    click.echo(CHECK["json" if as_json else fmt].write(outcome), nl=False)
+    code = run_check(captures, thresholds_path, baseline, missing, junit, "json" if as_json else fmt, strict,
+                     ladder_opts)
     if code:
         sys.exit(code)
 
@@ -400,26 +272,10 @@ def diff(captures: tuple[Path, ...], old_opts: tuple[Path, ...], new_opts: tuple
     each change beyond --tolerance marked better or worse by the metric's direction. Launch grids,
     blocks and work sizes that differ are a warning."""
     old, new = old_and_new(captures, old_opts, new_opts, tolerance)
-    from profiler_report.analysis.compare import diff_summaries, regressions, require_comparable
-    from profiler_report.analysis.diff_output import DIFF, DiffOutcome
-    from profiler_report.analysis.run import load_run, refuse_mixed
+    from profiler_report.analysis.diff_cmd import run_diff
 
-    show_all = opts.pop("show_all")
-    allow_mixed = opts.pop("allow_mixed")
-    ladder = _ladder(**opts)
-    a, b = load_run(old, **ladder), load_run(new, **ladder)
-    refuse_mixed(a, allow_mixed)
-    refuse_mixed(b, allow_mixed)
-    diffs = require_comparable(a, b, strict)
-    _warn_not_comparable(old, new, diffs)
-    frame = diff_summaries(a.summary, b.summary, tolerance)
-    click.echo(DIFF[fmt].write(DiffOutcome(frame, _names(old), _names(new), tolerance, diffs, show_all)), nl=False)
-    if fail_on == "regression" and len(regressions(frame)):
+    if run_diff(old, new, tolerance, fmt, fail_on, strict, opts):
         sys.exit(1)
-
-
-def _names(path: Path | list[Path]) -> str:
-    return " ".join(str(p) for p in path) if isinstance(path, list) else str(path)
 
 
 @main.command("new-case", epilog=SEE_EXIT_CODES)
@@ -433,12 +289,9 @@ def new_case_cmd(folder: Path, name: str | None, python: bool) -> None:
     effect per stage), case.py (buffers, reference, comparison, work model). With --python,
     stages.py instead of kernels.cu: each stage a Python function. Edit it into your own ladder,
     then `profiler-report run --case FOLDER`."""
-    from profiler_report.model.scaffold import new_case
+    from profiler_report.live.commands import new_case
 
-    for f in new_case(folder, name, python=python):
-        click.echo(f"wrote {f}")
-    click.echo(f"next: profiler-report check-case {folder}   (offline), then profiler-report run --case {folder}  "
-               "(on a GPU machine with Nsight Compute)")
+    new_case(folder, name, python)
 
 
 @main.command("check-case", epilog=SEE_EXIT_CODES)
@@ -450,20 +303,11 @@ def check_case_cmd(folder: str, arch: str, no_compile: bool) -> None:
     imports, every stage compiles with NVRTC for --arch (registers and spills per stage, as ptxas -v
     reports them) and each launch shape fits the kernel's limits. Exit 0 with a table, or 10 with
     one line per problem."""
-    from profiler_report.live.check_case import check_case
-    from profiler_report.model.registry import get_case
+    from profiler_report.live.commands import check_case
 
-    res = check_case(get_case(folder), arch, compile_kernels=not no_compile)
-    if res.problems:
-        for p in res.problems:
-            click.echo(f"error: {p}", err=True)
-        sys.exit(10)
-    click.echo(res.table())
-    for w in res.spills():
-        click.echo(w, err=True)
-    what = f"compiled with NVRTC for {arch}" if res.compiled else "not compiled (--no-compile)"
-    click.echo(f"check-case: {len(res.stages)} kernels ({', '.join(res.case.dtypes)}) {what}; launch shapes "
-               f"within the limits; next: profiler-report run --case {folder}")
+    code = check_case(folder, arch, not no_compile)
+    if code:
+        sys.exit(code)
 
 
 @main.command("cache", epilog=SEE_EXIT_CODES)
@@ -475,18 +319,9 @@ def cache_cmd(clear: bool, kind: str | None) -> None:
     date and commit), or clear it. Folder: $PROFILER_REPORT_CACHE, else $XDG_CACHE_HOME/profiler-report,
     else ~/.cache/profiler-report; bounded by $PROFILER_REPORT_CACHE_MB (default 4096), least recently
     used entries removed first."""
-    from profiler_report.util.result_cache import ResultCache
+    from profiler_report.live.commands import cache
 
-    store = ResultCache()
-    if clear:
-        click.echo(f"removed {store.clear(kind)} entries from {store.root}")
-        return
-    entries = store.entries(kind)
-    click.echo(f"result cache {store.root}: {len(entries)} entries, {store.size() / 2**20:.1f} MiB of "
-               f"{store.limit / 2**20:.0f} MiB")
-    for e in entries:
-        what = " ".join(str(e.key.get(k)) for k in ("case", "stage", "experiment") if e.key.get(k))
-        click.echo(f"  {e.kind:<11} {e.digest[:12]}  {e.nbytes / 2**20:8.2f} MiB  {e.date_utc}  {e.commit:<14} {what}")
+    cache(clear, kind)
 
 
 @main.command(epilog=SEE_EXIT_CODES)
@@ -496,13 +331,9 @@ def doctor(probe: bool) -> None:
 
     Exits 0 when a live run can work, else with the exit code of the first blocking problem.
     """
-    from profiler_report.live.doctor import diagnose, exit_code, summary_line
+    from profiler_report.live.commands import doctor
 
-    checks = diagnose(probe=probe)
-    for c in checks:
-        click.echo(c.line())
-    click.echo(summary_line(checks))
-    code = exit_code(checks)
+    code = doctor(probe)
     if code:
         sys.exit(code)
 

@@ -8,9 +8,11 @@ reads, so the report's "Metric sources", ``summary.json``'s ``columns``, the gat
 column is one entry in :data:`HEADLINE`.
 
 :data:`NCU_METRICS` says, per raw ncu metric the formulas read, which ``--section`` collects it
-and which entry of the details page (``--page details``) carries it.
+and which entry of the details page (``--page details``) carries it; the roofline's own raw
+metrics (:data:`~profiler_report.util.roofline_metrics.ROOFLINE_METRICS`) join it there.
 
-This module imports only the standard library (and the formulas): the capture readers use it too.
+This module imports only the standard library (and the formulas, and the roofline's metric table
+in :mod:`profiler_report.util.roofline_metrics`): the capture readers use it too.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 
 from profiler_report.formulas import Diff, Expr, FirstOf, M, Product, Ratio, Scaled, Sum, Values, WhenNonZero
 from profiler_report.formulas import ratio as ratio  # re-exported: the readers' and verdicts' division
+from profiler_report.util.roofline_metrics import ROOFLINE_METRICS
 
 #: Bytes of one L2/DRAM sector: the denominator of the global-access efficiency.
 SECTOR_BYTES = 32.0
@@ -255,32 +258,6 @@ _SOL, _MWA = "GPU Speed Of Light Throughput", "Memory Workload Analysis"
 _INST = "--section InstructionStats / MemoryWorkloadAnalysis_Tables"
 _CMP = "--section ComputeWorkloadAnalysis (--set full)"
 _ROOF = "--section SpeedOfLight_RooflineChart (--set full)"
-#: The raw metrics the roofline reads (analysis/roofline.py), with their units: achieved work and
-#: traffic, the peaks and the clocks they are per cycle of. ncu's own roofline sections use them.
-ROOFLINE_METRICS: tuple[tuple[str, str], ...] = (
-    ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed", "inst/cycle"),
-    ("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed", "inst/cycle"),
-    ("derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2", ""),
-    ("smsp__sass_thread_inst_executed_op_dadd_pred_on.sum.per_cycle_elapsed", "inst/cycle"),
-    ("smsp__sass_thread_inst_executed_op_dmul_pred_on.sum.per_cycle_elapsed", "inst/cycle"),
-    ("derived__smsp__sass_thread_inst_executed_op_dfma_pred_on_x2", ""),
-    ("smsp__cycles_elapsed.avg.per_second", "hz"),
-    ("sm__cycles_elapsed.avg.per_second", "hz"),
-    ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", "inst/cycle"),
-    ("dram__bytes.sum.per_second", "byte/s"),
-    ("dram__bytes.sum.peak_sustained", "byte/cycle"),
-    ("dram__cycles_elapsed.avg.per_second", "hz"),
-    ("lts__lts2xbar_cycles_active.sum.per_second", "hz"),
-    ("lts__lts2xbar_cycles_active.sum.peak_sustained", ""),
-    ("lts__cycles_elapsed.avg.per_second", "hz"),
-    ("l1tex__lsu_writeback_active_mem_lgds.sum.per_second", "hz"),
-    ("l1tex__lsu_writeback_active_mem_lgds.sum.peak_sustained", ""),
-    ("l1tex__cycles_elapsed.avg.per_second", "hz"),
-    *((f"sm__ops_path_tensor_op_{p}_sparsity_off.sum.{s}", "")
-      for p in ("hgmma_src_bf16_dst_fp32", "hgmma_src_fp16", "hgmma_src_tf32_dst_fp32", "hmma_src_bf16_dst_fp32",
-                "hmma_src_fp16_dst_fp16", "hmma_src_fp16_dst_fp32", "hmma_src_tf32_dst_fp32")
-      for s in ("per_cycle_elapsed", "peak_sustained")),
-)
 _FULL_SC, _FULL_MWT = "--section SourceCounters (--set full)", "--section MemoryWorkloadAnalysis_Tables (--set full)"
 NCU_METRICS: tuple[NcuMetric, ...] = (
     NcuMetric("gpu__time_duration.sum", "--section SpeedOfLight (in every --set)", (_SOL, "Duration"), "ns"),

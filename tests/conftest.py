@@ -86,7 +86,7 @@ def _own_result_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     """Every test gets an empty result cache of its own (live runs with fakes would otherwise read
     and write the user's ~/.cache/profiler-report, and reuse each other's results)."""
     monkeypatch.setenv("PROFILER_REPORT_CACHE", str(tmp_path_factory.mktemp("result-cache")))
-    # Reads of a .ncu-rep are not kept either (a pickle per read would only slow the suite):
+    # Reads of a capture are not kept either (a pickle per read would only slow the suite):
     # tests/capture/test_parsed.py turns it back on.
     monkeypatch.setenv("PROFILER_REPORT_NO_READ_CACHE", "1")
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pandas as pd
 
-from profiler_report.analysis.coverage import Coverage, coverage
 from profiler_report.analysis.assessment import assess
+from profiler_report.analysis.coverage import Coverage, coverage
 from profiler_report.analysis.findings import rule_changes
-from profiler_report.analysis.roofline import roofline_table
 from profiler_report.analysis.launch_groups import kernel_shares, stage_wide
+from profiler_report.analysis.roofline import roofline_table
 from profiler_report.analysis.stages import assign_stages
 from profiler_report.analysis.summary import add_timings, missing_metrics, stall_table, summarize
 from profiler_report.analysis.verdicts import (

@@ -10,13 +10,11 @@ resolve, and which stage follows a gap, so that no step, verdict or expected eff
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
 
 from profiler_report.errors import InputError, StagesMissingError
 from profiler_report.model.manifest import Manifest
-from profiler_report.model.registry import get_case
 
 
 @dataclass(frozen=True)

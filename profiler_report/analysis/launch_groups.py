@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
+
+from profiler_report.util.frames import tuples
 
 #: What :data:`STAGE_RULE` says on the page and in summary.json about a stage of several launches.
 STAGE_RULE = ("a stage of several launches: counts, bytes and times are summed over its launches; ratios, "
@@ -59,7 +61,7 @@ def stage_values(wide: pd.DataFrame, launch_ids: list[int]) -> dict[str, float]:
     says; a metric no launch holds is left out (missing stays missing). One launch: its values."""
     rows = wide.loc[[i for i in launch_ids if i in wide.index]]
     if len(rows) <= 1:
-        return rows.iloc[0].dropna().to_dict() if len(rows) else {}
+        return {str(k): v for k, v in rows.iloc[0].dropna().items()} if len(rows) else {}
     duration = rows[_DURATION] if _DURATION in rows else pd.Series(1.0, index=rows.index)
     issued = rows[_ISSUED] if _ISSUED in rows else duration
     longest = duration.fillna(0).idxmax()
@@ -101,7 +103,7 @@ def longest_launch(launches: pd.DataFrame, wide: pd.DataFrame) -> int:
     ids = [int(i) for i in launches["launch_id"]]
     if _DURATION not in wide:
         return ids[0]
-    dur = {i: float(wide.at[i, _DURATION]) if i in wide.index else math.nan for i in ids}
+    dur = {i: _at(wide, i, _DURATION) for i in ids}
     known = {i: d for i, d in dur.items() if not math.isnan(d)}
     return max(known, key=lambda i: known[i]) if known else ids[0]
 
@@ -128,7 +130,7 @@ def kernel_shares(stages: pd.DataFrame, wide: pd.DataFrame) -> pd.DataFrame:
     for stage, grp in stage_groups(stages):
         dur = {int(i): _at(wide, int(i), _DURATION) for i in grp["launch_id"]}
         total = sum(d for d in dur.values() if not math.isnan(d))
-        for r in grp.itertuples():
+        for r in tuples(grp):
             lid = int(r.launch_id)
             d = dur[lid]
             dram = _at(wide, lid, "dram__bytes_read.sum") + _at(wide, lid, "dram__bytes_write.sum")
@@ -143,4 +145,5 @@ def kernel_shares(stages: pd.DataFrame, wide: pd.DataFrame) -> pd.DataFrame:
 def _at(wide: pd.DataFrame, launch_id: int, metric: str) -> float:
     if metric not in wide or launch_id not in wide.index:
         return math.nan
-    return float(wide.at[launch_id, metric])
+    # wide is a pivot of the captures' float values; pandas-stubs types a cell as any scalar at all
+    return float(cast(float, wide.at[launch_id, metric]))

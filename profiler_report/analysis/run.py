@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import pandas as pd
 
@@ -24,6 +24,7 @@ from profiler_report.capture.sidecars import Sidecars, read_sidecars
 from profiler_report.errors import InputError
 from profiler_report.model.base import Case
 from profiler_report.model.manifest import load_expectations
+from profiler_report.util.frames import tuples
 
 if TYPE_CHECKING:
     pass
@@ -70,7 +71,7 @@ def own_stages(capture: Capture, stage_ids: list[str]) -> Capture:
 
     launches = capture.launches()
     wanted = set(stage_ids)
-    ids = {int(r.launch_id) for r in launches.itertuples()
+    ids = {int(r.launch_id) for r in tuples(launches)
            if (own := own_range(str(r.nvtx_range or ""))) is not None and own[1] in wanted}
 
     def pick(frame: pd.DataFrame) -> pd.DataFrame:
@@ -79,21 +80,11 @@ def own_stages(capture: Capture, stage_ids: list[str]) -> Capture:
     return replace(capture, metrics=pick(capture.metrics), rules=pick(capture.rules), source=pick(capture.source))
 
 
-def load_run(path: Path | list[Path], labels: list[tuple[str, str]] | None = None, *,
-             pending: PendingRead | list[PendingRead | None] | None = None, sidecars: Sidecars | None = None,
-             case: Case | None = None, ceilings: list[tuple[str, str]] | None = None,
-             expect: Path | None = None, name_by_file: bool = False,
-             keep: list[list[str]] | None = None) -> Run:
-    """Read, label and analyze a capture plus the sidecar files beside it: the one loader every
-    command uses (each capture is read once).
+@dataclass(frozen=True)
+class LoadOptions:
+    """:func:`load_run`'s options beyond the capture and its ``--stage`` labels.
 
-    Args:
-        path: a .ncu-rep, or a raw- or details-page CSV export; or a list of them, one ladder in
-            the order given (:func:`~profiler_report.capture.model.merge_captures`; a ladder of
-            several files has no sidecars: their timings are of different runs).
-        labels: ``--stage`` (label, regex) pairs; None labels the project's own stages by their
-            NVTX ranges (and judges their case's expected effects) and any other capture's
-            launches by file name (one launch per file) or kernel name.
+    Attributes:
         pending: the read of ``path`` already started (:func:`~profiler_report.capture.readahead.start_read`),
             one per file for a list.
         sidecars: the sidecar files, when already read.
@@ -107,41 +98,90 @@ def load_run(path: Path | list[Path], labels: list[tuple[str, str]] | None = Non
         keep: with a list of captures, the own stages (NVTX ranges ``pr_<case>.<stage>``) to take
             from each, one list per entry of ``path`` (a live run that reused some stages'
             captures: a file may be listed more than once, it is read once).
+    """
+
+    pending: PendingRead | list[PendingRead | None] | None = None
+    sidecars: Sidecars | None = None
+    case: Case | None = None
+    ceilings: list[tuple[str, str]] | None = None
+    expect: Path | None = None
+    name_by_file: bool = False
+    keep: list[list[str]] | None = None
+
+
+class LoadKeywords(TypedDict, total=False):
+    """:func:`load_run`'s keyword arguments: the fields of :class:`LoadOptions`."""
+
+    pending: PendingRead | list[PendingRead | None] | None
+    sidecars: Sidecars | None
+    case: Case | None
+    ceilings: list[tuple[str, str]] | None
+    expect: Path | None
+    name_by_file: bool
+    keep: list[list[str]] | None
+
+
+def load_run(path: Path | list[Path], labels: list[tuple[str, str]] | None = None,
+             **opts: Unpack[LoadKeywords]) -> Run:
+    """Read, label and analyze a capture plus the sidecar files beside it: the one loader every
+    command uses (each capture is read once).
+
+    Args:
+        path: a .ncu-rep, or a raw- or details-page CSV export; or a list of them, one ladder in
+            the order given (:func:`~profiler_report.capture.model.merge_captures`; a ladder of
+            several files has no sidecars: their timings are of different runs).
+        labels: ``--stage`` (label, regex) pairs; None labels the project's own stages by their
+            NVTX ranges (and judges their case's expected effects) and any other capture's
+            launches by file name (one launch per file) or kernel name.
+        opts: ``pending``, ``sidecars``, ``case``, ``ceilings``, ``expect``, ``name_by_file``
+            and ``keep``: see :class:`LoadOptions`.
 
     Raises:
         ReportUnreadableError: a capture cannot be read.
         InputError: a sidecar is corrupt, a ``--stage``/``--ceiling`` pattern is bad or matches
             nothing, or the ``--expect`` file is bad or names a stage the capture lacks.
     """
+    o = LoadOptions(**opts)
     listed = [Path(p) for p in path] if isinstance(path, list | tuple) else [Path(path)]
-    paths = list(dict.fromkeys(listed)) if keep is not None else listed
+    paths = list(dict.fromkeys(listed)) if o.keep is not None else listed
+    captures = _read_captures(paths, o.pending)
+    if o.keep is not None:
+        by_path = dict(zip(paths, captures, strict=True))
+        captures = [own_stages(by_path[p], ids) for p, ids in zip(listed, o.keep, strict=True)]
+    capture = merge_captures(captures)
+    side = o.sidecars if o.sidecars is not None else read_sidecars(paths[0].parent) if len(paths) == 1 else Sidecars()
+    timings = side.timings
+    if timings is not None:
+        _check_timings(timings, paths[0].parent / "timings.json")
+    case = None if labels or o.expect is not None else own_case(capture, side.provenance, o.case)
+    wanted = load_expectations(o.expect) if o.expect is not None else None
+    analysis = analyze(capture, case.manifest if case else None, labels, timings, o.ceilings, wanted,
+                       o.name_by_file, case.name if case else "")
+    if len(captures) > 1:
+        _mark_mixed(analysis, captures, capture.origins)
+    return Run(paths[0], capture, analysis, side, case)
+
+
+def _read_captures(paths: list[Path], pending: PendingRead | list[PendingRead | None] | None) -> list[Capture]:
+    """Each of ``paths`` read (through its ``pending`` read where one was started); several files
+    with none started are read side by side."""
     reads = pending if isinstance(pending, list) else [pending]
     if len(paths) > 1 and pending is None:  # every file's children read side by side
         reads = [start_read(p) for p in paths]
     try:
-        captures = [read_capture(p, pending=r) for p, r in zip(paths, reads, strict=True)]
+        return [read_capture(p, pending=r) for p, r in zip(paths, reads, strict=True)]
     finally:
         for r in reads:
             if r is not None:
                 r.close()
-    if keep is not None:
-        by_path = dict(zip(paths, captures, strict=True))
-        captures = [own_stages(by_path[p], ids) for p, ids in zip(listed, keep, strict=True)]
-    capture = merge_captures(captures)
-    side = sidecars if sidecars is not None else read_sidecars(paths[0].parent) if len(paths) == 1 else Sidecars()
-    timings = side.timings
-    if timings is not None:
-        if not isinstance(timings, list) or not all(isinstance(t, dict) and all(k in t for k in _TIMING_KEYS)
-                                                    for t in timings):
-            raise InputError(f"{paths[0].parent / 'timings.json'}: 'timings' must list entries with "
-                             + ", ".join(_TIMING_KEYS), "regenerate it with `profiler-report run`")
-    case = None if labels or expect is not None else own_case(capture, side.provenance, case)
-    wanted = load_expectations(expect) if expect is not None else None
-    analysis = analyze(capture, case.manifest if case else None, labels, timings, ceilings, wanted, name_by_file,
-                       case.name if case else "")
-    if len(captures) > 1:
-        _mark_mixed(analysis, captures, capture.origins)
-    return Run(paths[0], capture, analysis, side, case)
+
+
+def _check_timings(timings: object, where: Path) -> None:
+    """InputError unless ``timings`` (timings.json's) lists entries with every key of :data:`_TIMING_KEYS`."""
+    if not isinstance(timings, list) or not all(isinstance(t, dict) and all(k in t for k in _TIMING_KEYS)
+                                                for t in timings):
+        raise InputError(f"{where}: 'timings' must list entries with "
+                         + ", ".join(_TIMING_KEYS), "regenerate it with `profiler-report run`")
 
 
 def _mark_mixed(analysis: Analysis, captures: list[Capture], origins: dict[int, str]) -> None:

@@ -15,6 +15,7 @@ from profiler_report.model.base import Case
 from profiler_report.model.manifest import Manifest
 from profiler_report.model.ranges import own_range
 from profiler_report.model.registry import REGISTRY, get_case
+from profiler_report.util.frames import tuples
 
 
 def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
@@ -45,41 +46,59 @@ def assign_stages(capture: Capture, labels: list[tuple[str, str]] | None = None,
     ceiling_rx = _compiled(ceilings, "--ceiling")
     per_file = launches["launch_id"].map(capture.origins).value_counts() if capture.origins else pd.Series()
     repeated = _own_stages_in_several_files(launches, capture.origins) if name_by_file and not compiled else set()
-    out, seen, used = [], {}, set()
-    ranged: dict[tuple[str, str | None], str] = {}  # (own stage, file) -> its label
-    for row in launches.itertuples():
+    namer = _Namer()
+    out: list[dict[str, Any]] = []
+    used: set[str] = set()
+    for row in tuples(launches):
         ceiling = matching_label(row, ceiling_rx)
         stage = ceiling if ceiling is not None else _label(row, compiled)
-        if stage is None or (manifest is not None and not compiled and ceiling is None
-                             and own_range(row.nvtx_range or "") is None):
+        ours = own_range(row.nvtx_range or "") is not None
+        if stage is None or (manifest is not None and not compiled and ceiling is None and not ours):
             continue  # a launch of a case's capture outside every range: no stage (analysis.coverage lists it)
         used.add(stage)
         origin = capture.origins.get(row.launch_id)
-        if ceiling is None and not compiled and origin and per_file.get(origin) == 1 \
-                and own_range(row.nvtx_range or "") is None:
+        if ceiling is None and not compiled and origin and per_file.get(origin) == 1 and not ours:
             stage = origin  # one capture per version: the file names the stage
         base = stage
-        if ceiling is None and stage in repeated and own_range(row.nvtx_range or "") is not None:
+        if ceiling is None and stage in repeated and ours:
             stage = f"{stage} ({origin})"  # one capture per sweep point: the file names the point
-        key, ours = (stage, origin), not compiled and own_range(row.nvtx_range or "") is not None
-        if ours and key in ranged:
-            stage = ranged[key]  # another launch of the same call: one stage of several launches
-        else:
-            seen[stage] = seen.get(stage, 0) + 1
-            if seen[stage] > 1:
-                stage = f"{stage}#{seen[stage]}"
-            if ours:
-                ranged[key] = stage
+        stage = namer.name(stage, origin, not compiled and ours)
         role = "ceiling" if ceiling is not None or (manifest is not None and base == manifest.ceiling.id) else "stage"
         out.append({**row._asdict(), "stage": stage, "role": role})
-    names = sorted(set(launches["kernel"]))
+    _all_options_used(used, labels, ceilings, sorted(set(launches["kernel"])))
+    return pd.DataFrame(out).drop(columns=["Index"], errors="ignore")
+
+
+class _Namer:
+    """Stage labels made unique: ``LABEL#2``... for a repeated label, except that every launch of one
+    own NVTX range of one file (one call of a Python stage) shares its first launch's label."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+        self.ranged: dict[tuple[str, str | None], str] = {}  # (own stage, file) -> its label
+
+    def name(self, stage: str, origin: str | None, ours: bool) -> str:
+        """The label of a launch labelled ``stage`` from file ``origin``; ``ours``: in an own NVTX range."""
+        key = (stage, origin)
+        if ours and key in self.ranged:
+            return self.ranged[key]  # another launch of the same call: one stage of several launches
+        self.seen[stage] = self.seen.get(stage, 0) + 1
+        if self.seen[stage] > 1:
+            stage = f"{stage}#{self.seen[stage]}"
+        if ours:
+            self.ranged[key] = stage
+        return stage
+
+
+def _all_options_used(used: set[str], labels: list[tuple[str, str]] | None,
+                      ceilings: list[tuple[str, str]] | None, names: list[str]) -> None:
+    """InputError for the first ``--ceiling`` / ``--stage`` option whose label no launch took."""
     for option, pairs in (("--ceiling", ceilings or []), ("--stage", labels or [])):
         for label, pattern in pairs:
             if label not in used:
                 raise InputError(f"{option} {label}={pattern} matches no launch"
                                  + (" that an earlier option did not take" if option == "--stage" else ""),
                                  "closest kernel names in the capture: " + ", ".join(closest_names(pattern, names)))
-    return pd.DataFrame(out).drop(columns=["Index"], errors="ignore")
 
 
 def _own_stages_in_several_files(launches: pd.DataFrame, origins: dict[int, str]) -> set[str]:

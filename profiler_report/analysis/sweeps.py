@@ -40,7 +40,7 @@ def shape_verdicts(shapes: pd.DataFrame) -> list[str]:
     is slower than it beyond the run-to-run spread (chosen's p10 above the fastest's p90)."""
     out = []
     for (dtype, size), grp in shapes.groupby(["dtype", "size"], sort=False):
-        best = grp.loc[grp["gbps"].idxmax()]
+        best = grp.loc[[grp["gbps"].idxmax()]].iloc[0]  # the fastest row
         chosen = grp[grp["chosen"].astype(bool)]
         text = f"{size} {dtype}: fastest {best['shape']} at {best['pct_of_memcpy']:.1f}% of memcpy"
         if chosen.empty:
@@ -108,7 +108,7 @@ def _with_ceiling(frame: pd.DataFrame) -> pd.DataFrame:
     """``ceiling`` and ``pct_of_point_ceiling`` per row, from its point's rows (point_ceiling)."""
     parts = []
     for _, grp in frame.groupby(["dtype", "size"], sort=False):
-        found = point_ceiling(grp.to_dict("records"))
+        found = point_ceiling([{str(k): v for k, v in r.items()} for r in grp.to_dict("records")])
         label, gbps = found if found else ("", float("nan"))
         parts.append(grp.assign(ceiling=label, pct_of_point_ceiling=100 * grp["gbps"] / gbps))
     return pd.concat(parts).loc[frame.index]

@@ -114,10 +114,10 @@ class PendingRead:
         self._deadline = time.monotonic() + self.timeout_s
         if split is None:
             split = split_pays()
-        if parts is None:
-            parts = PARTS if split else (None,)
+        # None: one child reads the whole report (the split does not pay on this machine).
+        chosen: tuple[str | None, ...] = parts if parts is not None else PARTS if split else (None,)
         self._corrupt = corrupt_tail(self.path)
-        self._procs = [] if self._corrupt else [_spawn(self.path, part) for part in parts]
+        self._procs = [] if self._corrupt else [_spawn(self.path, part) for part in chosen]
         self._data: dict[str, Any] | None = None
 
     def raw(self) -> dict[str, Any]:

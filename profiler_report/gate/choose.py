@@ -48,5 +48,6 @@ def own_thresholds(run: Run) -> Thresholds:
         raise InputError(f"{run.path} was made by case {made_by!r}, which has no thresholds.toml here "
                          f"(the default, kernels/{DEFAULT_CASE}/thresholds.toml, gates the {DEFAULT_CASE} and "
                          "captures made elsewhere)",
-                         "pass --thresholds FILE" + (f", or --case {folder} if its folder has one" if folder else ""))
+                         f"pass --thresholds FILE, or write {folder or 'the case folder'}/thresholds.toml "
+                         "(`profiler-report new-case DIR` writes one to start from)")
     return load_thresholds()  # the default case's file

@@ -43,8 +43,8 @@ def sanitize(rc: RunCache, cfg: RunConfig, case: Case, stages: list[Stage], exe:
     todo = [s.id for s in everything if s.id not in hits]
     with timer.step("sanitize"):
         chosen = {k: v for k, v in configs.items() if k in todo}
-        doc = san.sanitize(exe, case.ref, size, case.size_text(size), cfg.dtype, todo, cfg.sanitize_timeout_s, out,
-                           configs=chosen, progress=timer.tick) if todo else None
+        job = san.SanitizeJob(exe, case.ref, size, cfg.dtype, todo, cfg.sanitize_timeout_s, chosen)
+        doc = san.sanitize(job, case.size_text(size), out, progress=timer.tick) if todo else None
         fresh = {r["stage"]: r for r in (doc or {}).get("stages", [])}
         for sid, rec in fresh.items():
             if rec.get("checked"):  # a tool that timed out or failed left it unchecked: run it again next time

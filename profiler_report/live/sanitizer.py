@@ -19,25 +19,29 @@ folder (:data:`SCHEMA`) plus each tool's raw output as ``sanitizer-<tool>.log``.
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from profiler_report.errors import SanitizerNotFoundError
 from profiler_report.live.ncu import find_executable
 
+# Re-exported: callers and tests know the parser's names as this module's.
+from profiler_report.live.sanitizer_output import BEGIN as BEGIN
+from profiler_report.live.sanitizer_output import END as END
+from profiler_report.live.sanitizer_output import PREFIX as PREFIX
+from profiler_report.live.sanitizer_output import Finding as Finding
+from profiler_report.live.sanitizer_output import ToolOutput as ToolOutput
+from profiler_report.live.sanitizer_output import _candidates as _candidates
+from profiler_report.live.sanitizer_output import kernel_key as kernel_key
+from profiler_report.live.sanitizer_output import parse_output as parse_output
+
 #: The tools every stage runs under, in order.
 TOOLS = ("memcheck", "racecheck", "synccheck")
-#: What starts every line compute-sanitizer itself prints.
-PREFIX = "========="
-#: Marker lines the child prints before and after each stage (followed by one JSON object).
-BEGIN = "profiler-report-sanitize-begin "
-END = "profiler-report-sanitize-end "
 SCHEMA = "profiler-report.sanitizer/1"
 
 #: Where the CUDA toolkit installs compute-sanitizer when it is not on PATH (newest first).
@@ -47,17 +51,6 @@ SANITIZER_GLOBS = (
     "/usr/local/cuda/compute-sanitizer/compute-sanitizer",
     "/opt/nvidia/compute-sanitizer/compute-sanitizer",
 )
-
-#: Header lines of the tool that are not findings: the banner, the totals, and the child's exit
-#: status (known from the process itself; the stage it stopped in is found by its markers).
-_NOT_FINDINGS = ("COMPUTE-SANITIZER", "ERROR SUMMARY", "RACECHECK SUMMARY", "LEAK SUMMARY",
-                 "Target application returned an error", "Error: process didn't terminate successfully")
-_ERROR_SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+)\s+error")
-_RACECHECK_SUMMARY = re.compile(r"RACECHECK SUMMARY:.*?\((\d+)\s+error")
-#: A report block's device location: ``at KERNEL+0x1a0`` or ``at 0x1a0 in KERNEL`` (never the
-#: host backtrace's "... entry point at kernel launch time").
-_AT = re.compile(r"\bat (?:0x[0-9a-fA-F]+ in (?P<bare>\S+)|(?P<name>\S.*?)\+0x[0-9a-fA-F]+)")
-
 
 def find_sanitizer(env: dict[str, str] | None = None, globs: Sequence[str] | None = None) -> str | None:
     """Path of ``compute-sanitizer``: $COMPUTE_SANITIZER, PATH, $CUDA_HOME/bin, ``globs`` (default
@@ -85,154 +78,6 @@ def resolve(wanted: bool | None, env: dict[str, str] | None = None) -> tuple[str
                                      "install the CUDA toolkit's compute-sanitizer, set $COMPUTE_SANITIZER, "
                                      "or pass --no-sanitize")
     return exe, "" if exe else f"not available ({NOT_FOUND})"
-
-
-# -- parsing ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Finding:
-    """One report block of a tool: its first line (``text``, without the prefix), the kernel it
-    names (``kernel``, "" when none) and the stage it is attributed to (None: a kernel that is
-    none of the stages', e.g. CuPy's own). ``severity`` is "warning" for racecheck's warnings."""
-
-    tool: str
-    stage: str | None
-    text: str
-    kernel: str = ""
-    severity: str = "error"
-
-
-@dataclass
-class ToolOutput:
-    """One tool process's output, parsed: ``errors`` from its ``ERROR SUMMARY`` (racecheck:
-    ``RACECHECK SUMMARY``) line, None when the line is missing (the tool did not finish);
-    ``begun``: the stages whose begin marker was printed, in order; ``ended``: stage -> the
-    child's end record (``correct``, ``message``); ``tool_errors``: the tool's own failures."""
-
-    tool: str
-    errors: int | None = None
-    findings: list[Finding] = field(default_factory=list)
-    begun: list[str] = field(default_factory=list)
-    ended: dict[str, dict[str, Any]] = field(default_factory=dict)
-    kernels: dict[str, list[str]] = field(default_factory=dict)
-    tool_errors: list[str] = field(default_factory=list)
-
-
-def kernel_key(name: str) -> str:
-    """A kernel name reduced to what tells instantiations apart, so that NVRTC's name expression
-    (``transpose_vec_tuned<float,16,16,256>``) and the tool's demangled name (``void
-    transpose_vec_tuned<float, (int)16, (int)16, (int)256>(const float *, ...)``) compare equal:
-    no return type, no parameter list, no integer casts or suffixes, no spaces."""
-    s = re.sub(r"^\s*void\s+", "", name)
-    depth, end = 0, len(s)
-    for i, ch in enumerate(s):
-        depth += (ch == "<") - (ch == ">")
-        if ch == "(" and depth == 0:
-            end = i
-            break
-    s = s[:end]
-    s = re.sub(r"\((?:unsigned |signed )?(?:int|long|short|char|bool|long long)\)", "", s)
-    s = re.sub(r"(?<=\d)[uUlL]+\b", "", s)
-    return re.sub(r"\s+", "", s)
-
-
-def _identifier(expr: str) -> str:
-    return kernel_key(expr).split("<", 1)[0]
-
-
-def _candidates(name: str, kernels: dict[str, list[str]]) -> list[str]:
-    """Stages that launch the kernel ``name`` (demangled, or mangled: ``_Z16transpose_padded...``)."""
-    key = kernel_key(name)
-    exact = [s for s, ks in kernels.items() if any(kernel_key(k) == key for k in ks)]
-    if exact:
-        return exact
-    if name.startswith("_Z"):  # not demangled: Itanium mangling writes an identifier as <length><name>
-        return [s for s, ks in kernels.items() if any(f"{len(_identifier(k))}{_identifier(k)}" in name for k in ks)]
-    return [s for s, ks in kernels.items() if any(_identifier(k) == key.split("<", 1)[0] for k in ks)]
-
-
-def _attribute(block: list[str], kernels: dict[str, list[str]], current: str | None) -> tuple[str | None, str]:
-    """(stage, kernel) of one report block: the stage that launches the kernel it names (the
-    current section's stage among several), the current section's stage when it names none."""
-    for line in block:
-        m = _AT.search(line)
-        if not m:
-            continue
-        name = (m.group("name") or m.group("bare")).strip()
-        stages = _candidates(name, kernels)
-        if not stages:
-            return None, name
-        return (current if current in stages else stages[0]), name
-    return current, ""
-
-
-def _marker(line: str, marker: str) -> dict[str, Any] | None:
-    at = line.find(marker)
-    if at < 0:
-        return None
-    try:
-        data = json.loads(line[at + len(marker):])
-    except json.JSONDecodeError:
-        return None
-    return data if isinstance(data, dict) and isinstance(data.get("stage"), str) else None
-
-
-def _blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
-    """The tool's report blocks as (index of the header line, [header, indented lines...])."""
-    out: list[tuple[int, list[str]]] = []
-    for i, raw in enumerate(lines):
-        if not raw.startswith(PREFIX):
-            continue
-        rest = raw[len(PREFIX):]
-        if rest.strip() == "":
-            continue
-        if rest.startswith(" ") and not rest.startswith("  "):  # a header: one space, then text
-            out.append((i, [rest.strip()]))
-        elif out:
-            out[-1][1].append(rest.strip())
-    return out
-
-
-def parse_output(tool: str, text: str) -> ToolOutput:
-    """Parse one tool process's combined stdout and stderr (see the module docstring)."""
-    lines = text.splitlines()
-    res = ToolOutput(tool)
-    section: dict[int, str | None] = {}
-    current: str | None = None
-    for i, line in enumerate(lines):
-        begin, end = _marker(line, BEGIN), _marker(line, END)
-        if begin:
-            current = begin["stage"]
-            res.begun.append(current)
-            res.kernels[current] = [str(k) for k in begin.get("kernels", [])]
-        elif end:
-            res.ended[end["stage"]] = end
-        section[i] = current
-        for rx in (_ERROR_SUMMARY, _RACECHECK_SUMMARY):
-            m = rx.search(line) if line.startswith(PREFIX) else None
-            if m and res.errors is None:
-                res.errors = int(m.group(1))
-    for i, block in _blocks(lines):
-        head = block[0]
-        if head.startswith(_NOT_FINDINGS):
-            continue
-        if "Internal Sanitizer Error" in head or head.startswith(("Error: No attachable process",
-                                                                  "Error: Target application terminated before")):
-            res.tool_errors.append(head)
-            continue
-        stage, kernel = _attribute(block, res.kernels, section.get(i))
-        severity = "warning" if head.lower().startswith("warning") else "error"
-        res.findings.append(Finding(tool, stage, _first_line(block), kernel, severity))
-    return res
-
-
-def _first_line(block: list[str]) -> str:
-    """A block's header with its location (memcheck and synccheck put it on the next line)."""
-    head = block[0]
-    if " at " in head or len(block) < 2 or not block[1].startswith("at "):
-        return head
-    return f"{head} ({block[1]})"
 
 
 # -- running ---------------------------------------------------------------------------------
@@ -292,13 +137,28 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else "(no output)"
 
 
-def run_tool(exe: str, tool: str, case_ref: str, size: dict[str, int], dtype: str, stages: Sequence[str],
-             timeout_s: float, log: Path | None = None,
-             configs: dict[str, tuple[str, ...]] | None = None) -> tuple[ToolRun, list[ToolOutput]]:
+@dataclass(frozen=True)
+class SanitizeJob:
+    """What every tool runs: compute-sanitizer ``exe`` on the stages ``stages`` (ids, in order) of
+    the case ``case_ref`` at ``size`` (dimension -> elements) in ``dtype``; ``timeout_s``: seconds
+    each tool may take in all; ``configs``: stage id -> the template arguments chosen for the shape."""
+
+    exe: str
+    case_ref: str
+    size: dict[str, int]
+    dtype: str
+    stages: Sequence[str]
+    timeout_s: float
+    configs: dict[str, tuple[str, ...]] | None = None
+
+
+def run_tool(job: SanitizeJob, tool: str, log: Path | None = None) -> tuple[ToolRun, list[ToolOutput]]:
     """Every stage once under ``tool``; a stage that stops its child (begun, not ended) is a
-    finding, and the stages after it run in a fresh child, until all ran or ``timeout_s`` (the
+    finding, and the stages after it run in a fresh child, until all ran or ``job.timeout_s`` (the
     tool's whole budget) is spent. Each process's raw output is appended to ``log``."""
-    run, outputs, todo = ToolRun(tool), [], list(stages)
+    exe, case_ref, size, dtype, timeout_s, configs = (job.exe, job.case_ref, job.size, job.dtype, job.timeout_s,
+                                                      job.configs)
+    run, outputs, todo = ToolRun(tool), [], list(job.stages)
     start = time.monotonic()
     while todo:
         left = timeout_s - (time.monotonic() - start)
@@ -365,14 +225,12 @@ def stage_results(stages: Sequence[str], tools: Sequence[str], runs: dict[str, T
     return out
 
 
-def sanitize(exe: str, case_ref: str, size: dict[str, int], size_text: str, dtype: str, stages: Sequence[str],
-             timeout_s: float, folder: Path | None = None, tools: Sequence[str] = TOOLS,
-             configs: dict[str, tuple[str, ...]] | None = None,
+def sanitize(job: SanitizeJob, size_text: str, folder: Path | None = None, tools: Sequence[str] = TOOLS,
              progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
     """Run every stage under each tool (GPU): ``sanitizer.json``'s content (:data:`SCHEMA`).
 
     The tools run side by side, one child process each (they check correctness, not speed, so
-    sharing the GPU changes no verdict); ``configs``: stage id -> the template arguments the run
+    sharing the GPU changes no verdict); ``job.configs``: stage id -> the template arguments the run
     chose for its shape (:meth:`~profiler_report.model.base.Case.choose_configs`); ``progress(i, n,
     tool)`` is called as each tool finishes.
 
@@ -387,7 +245,7 @@ def sanitize(exe: str, case_ref: str, size: dict[str, int], size_text: str, dtyp
 
     def one(tool: str) -> tuple[ToolRun, list[ToolOutput]]:
         log = folder / f"sanitizer-{tool}.log" if folder is not None else None
-        return run_tool(exe, tool, case_ref, size, dtype, stages, timeout_s, log, configs)
+        return run_tool(job, tool, log)
 
     done: dict[str, tuple[ToolRun, list[ToolOutput]]] = {}
     with ThreadPoolExecutor(max_workers=max(1, len(tools))) as pool:
@@ -401,6 +259,6 @@ def sanitize(exe: str, case_ref: str, size: dict[str, int], size_text: str, dtyp
     other = [f"{f.tool}: {f.text}" + (f" (in {f.kernel})" if f.kernel else "")
              for outs in outputs.values() for o in outs for f in o.findings if f.stage is None]
     other += [f"{o.tool}: {e}" for outs in outputs.values() for o in outs for e in o.tool_errors]
-    return {"schema": SCHEMA, "tool": exe, "version": ncu_version(exe), "tools": [asdict(r) for r in runs.values()],
-            "size": dict(size), "size_text": size_text, "dtype": dtype,
-            "stages": stage_results(stages, tools, runs, outputs), "other": other}
+    return {"schema": SCHEMA, "tool": job.exe, "version": ncu_version(job.exe),
+            "tools": [asdict(r) for r in runs.values()], "size": dict(job.size), "size_text": size_text,
+            "dtype": job.dtype, "stages": stage_results(job.stages, tools, runs, outputs), "other": other}

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +135,7 @@ def _measure(cfg: RunConfig, case: Case, stages: list[Stage], timer: StepTimer,
         validations = []
         for i, s in enumerate(everything):
             timer.tick(i + 1, len(everything), s.id)
-            v = reuse.validate(rc, cfg, case, s, size, lambda s=s: kern.validate(kernels, s, size))
+            v = reuse.validate(rc, cfg, case, s, size, partial(kern.validate, kernels, s, size))
             validations.append(_with_sanitizer(v, sanitized))
         for v in validations:
             log(f"  {v.stage:<14} {'correct' if v.correct else 'WRONG: ' + v.message}")
@@ -183,7 +184,7 @@ def profile_experiments(case: Case, ncu: str, cfg: RunConfig, out: Path, timer: 
     for exp in case.experiments():
         with timer.step(exp.id):
             reuse.experiment(rc or RunCache(None, {}, ""), cfg, case, exp, ncu, out,
-                             lambda exp=exp: _experiment(case, exp, ncu, cfg, out))
+                             partial(_experiment, case, exp, ncu, cfg, out))
 
 
 def _experiment(case: Case, exp: Any, ncu: str, cfg: RunConfig, out: Path) -> None:
@@ -208,6 +209,47 @@ def _experiment(case: Case, exp: Any, ncu: str, cfg: RunConfig, out: Path) -> No
         "gpu": gpu.device_info().get("gpu", ""),
         "ncu_version": prof.ncu_version(ncu, 60.0), "clock_control": cfg.clock_control,
         "ncu_options": " ".join(exp.ncu_options)})
+
+
+def _find_tools(cfg: RunConfig, case: Case) -> tuple[str | None, str | None, str]:
+    """(ncu or None without counters, compute-sanitizer or None, why no sanitizer: "" when one runs).
+
+    Raises:
+        NoGpuError, NcuNotFoundError, SanitizerNotFoundError.
+    """
+    # The machine first, whatever the options: no GPU or CuPy is exit 8 with or without counters,
+    # then a missing ncu (3) or compute-sanitizer (11) on a machine that has one.
+    gpu.import_cupy()
+    ncu = prof.find_ncu(cfg.ncu) if cfg.counters else None
+    sanitizer, no_sanitizer = san.resolve(cfg.sanitize if case.compiles_cuda else False)
+    if not case.compiles_cuda:  # its findings are attributed to the kernel blocks of a CUDA source
+        no_sanitizer = "not run: a Python ladder's stages are functions, not kernel blocks of a CUDA source"
+    gpu.import_cupy()  # no GPU or CuPy: fail before any output, with one line
+    return ncu, sanitizer, no_sanitizer
+
+
+def _write_measured(out: Path, prov: dict[str, Any], sanitized: dict[str, Any] | None,
+                    validations: list[Any], timings: list[Any]) -> None:
+    """sanitizer.json (when the tools ran), validation.json, timings.json and provenance.json."""
+    if sanitized is not None:
+        write_json(out / "sanitizer.json", sanitized)
+    write_json(out / "validation.json", gpu.asdicts(validations))
+    write_json(out / "timings.json", {"provenance": prov, "timings": gpu.asdicts(timings)})
+    write_json(out / "provenance.json", prov)
+
+
+def _profile_good(rc: RunCache, cfg: RunConfig, case: Case, good: list[Stage], ncu: str | None, out: Path,
+                  timer: StepTimer, configs: dict[str, tuple[str, ...]]) -> None:
+    """The correct stages and the ceiling under ncu (reused where cached), then the experiments;
+    nothing without ncu (no counters) or without a correct stage."""
+    if not ncu or not good:
+        return
+    profiled = [*good, case.manifest.ceiling]
+    with timer.step("profile"):
+        reuse.profile(rc, cfg, case, profiled, ncu, out,
+                      lambda todo: _profile(cfg, case, todo, ncu, out, timer, configs))
+    if not cfg.stages:  # the whole ladder (make report): its experiments too
+        profile_experiments(case, ncu, cfg, out, timer, rc)
 
 
 def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = None,
@@ -245,14 +287,7 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
     case.check_dtype(cfg.dtype)
     timer = timer or StepTimer()
     stages = case.manifest.run_stages(cfg.stages)
-    # The machine first, whatever the options: no GPU or CuPy is exit 8 with or without counters,
-    # then a missing ncu (3) or compute-sanitizer (11) on a machine that has one.
-    gpu.import_cupy()
-    ncu = prof.find_ncu(cfg.ncu) if cfg.counters else None
-    sanitizer, no_sanitizer = san.resolve(cfg.sanitize if case.compiles_cuda else False)
-    if not case.compiles_cuda:  # its findings are attributed to the kernel blocks of a CUDA source
-        no_sanitizer = "not run: a Python ladder's stages are functions, not kernel blocks of a CUDA source"
-    gpu.import_cupy()  # no GPU or CuPy: fail before any output, with one line
+    ncu, sanitizer, no_sanitizer = _find_tools(cfg, case)
     rc = open_cache(cfg.fresh, cfg.cache, gpu.device_info(), nvidia_driver(),
                     git_commit(Path(__file__).resolve().parent.parent.parent), case)
     timer.estimates = reuse.last_steps(rc, cfg, case)
@@ -264,28 +299,24 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
         good = [s for s, v in zip(stages, validations, strict=False) if v.correct]
         prov = provenance(cfg, case, ncu, [s.id for s in stages])
         prov["sanitizer"] = sanitizer_text(sanitized, no_sanitizer)
-        if sanitized is not None:
-            write_json(out / "sanitizer.json", sanitized)
-        write_json(out / "validation.json", gpu.asdicts(validations))
-        write_json(out / "timings.json", {"provenance": prov, "timings": gpu.asdicts(timings)})
-        write_json(out / "provenance.json", prov)
+        _write_measured(out, prov, sanitized, validations, timings)
         if peers and case.has_peers:  # a case without peers (a user's) is not asked for them
             with timer.step("peers"):
                 write_json(out / "bench.json", reuse.peers(rc, cfg, case, good, prov))
         if sweep is not None:
             shutil.copyfile(sweep, out / "sweep.json")
-        if ncu and good:
-            profiled = [*good, case.manifest.ceiling]
-            with timer.step("profile"):
-                reuse.profile(rc, cfg, case, profiled, ncu, out,
-                              lambda todo: _profile(cfg, case, todo, ncu, out, timer, configs))
-            if not cfg.stages:  # the whole ladder (make report): its experiments too
-                profile_experiments(case, ncu, cfg, out, timer, rc)
+        _profile_good(rc, cfg, case, good, ncu, out, timer, configs)
         write_json(out / reuse.REUSE, reuse.document(rc, choices))
         if render is not None:
             with timer.step("render"):
                 render(out)
         reuse.save_steps(rc, cfg, case, timer)
+    _refuse_wrong(validations, dest)
+
+
+def _refuse_wrong(validations: list[Any], dest: Path) -> None:
+    """Raises:
+        KernelIncorrectError: a stage was wrong (the report in ``dest`` is written first)."""
     wrong = [v for v in validations if not v.correct]
     if wrong:
         raise KernelIncorrectError(wrong[0].message + f" ({len(wrong)} stage(s) wrong; report written to {dest})",

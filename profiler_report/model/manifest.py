@@ -6,7 +6,6 @@ arguments, expected effects as :class:`Expectation`), the ceiling and the claims
 
 from __future__ import annotations
 
-import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -14,9 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from profiler_report.errors import InputError
-
-#: How a fix names the manifest it applies to; :func:`fix_in` puts the real file in its place.
-MANIFEST_PATH = "kernels/<case>/stages.toml"
+from profiler_report.model.manifest_checks import (
+    MANIFEST_PATH,
+    block_pair,
+    check_expectation,
+    ids_once,
+    kernel_source,
+    positive_int,
+)
 
 
 def fix_in(hint: str | None, path: Path | str) -> str:
@@ -169,27 +173,6 @@ class Manifest:
         return self.source.read_text()
 
 
-def _is_number(x: Any) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
-
-
-def _check_expectation(stage_id: str, e: Expectation) -> None:
-    """An expected effect's fields have the types the judging needs: metric and text strings, a
-    direction of up or down, factor and to finite numbers where given."""
-    fix = (f"write each expect entry in {MANIFEST_PATH} as {{ metric = \"NAME\", direction = \"down\" "
-           "or \"up\", factor = NUMBER or to = NUMBER (optional), text = \"...\" }")
-    if not isinstance(e.metric, str) or not isinstance(e.text, str):
-        raise InputError(f"stage {stage_id}: expect metric and text must be strings, got {e.metric!r}", fix)
-    if e.direction not in ("up", "down"):
-        raise InputError(f"stage {stage_id}: expect direction must be 'up' or 'down', not {e.direction!r}", fix)
-    for name, value in (("factor", e.factor), ("to", e.to)):
-        if value is not None and not _is_number(value):
-            raise InputError(f"stage {stage_id}: expect {name} must be a number, got {value!r}", fix)
-    if e.factor is not None and e.factor <= 0:
-        raise InputError(f"stage {stage_id}: expect factor must be above 0 (the metric moves at least FACTOR "
-                         f"times), got {e.factor!r}", fix)
-
-
 def _stage(raw: Any, what: str = "[[stage]]") -> Stage:
     """One stage table, checked: its shape first (what is wrong in the file, not a Python error)."""
     fix = f"see the stage entries of {MANIFEST_PATH}: id, kernel, title, change, launch, expect = [...]"
@@ -210,8 +193,8 @@ def _stage(raw: Any, what: str = "[[stage]]") -> Stage:
         raise InputError(f"stage {raw['id']}: `expect` must be a list of tables, got {entries!r:.60}", fix)
     expect = tuple(
         Expectation(
-            metric=e.get("metric"),  # type: ignore[arg-type]  # checked just below
-            direction=e.get("direction"),  # type: ignore[arg-type]
+            metric=e.get("metric"),  # checked just below
+            direction=e.get("direction"),
             text=e.get("text", ""),
             factor=e.get("factor"),
             to=e.get("to"),
@@ -219,7 +202,7 @@ def _stage(raw: Any, what: str = "[[stage]]") -> Stage:
         for e in entries
     )
     for e in expect:
-        _check_expectation(raw["id"], e)
+        check_expectation(raw["id"], e)
     template = raw.get("template", [])
     if not isinstance(template, list):
         raise InputError(f"stage {raw['id']}: template must be a list, got {template!r}",
@@ -234,7 +217,7 @@ def _stage(raw: Any, what: str = "[[stage]]") -> Stage:
     return Stage(
         id=raw["id"],
         kernel=raw["kernel"] if "kernel" in raw or not function else function,
-        title=raw.get("title", raw["id"]),
+        title=raw["title"] if "title" in raw else raw["id"],
         change=raw.get("change", ""),
         short=raw.get("short", ""),
         notes=raw.get("notes", ""),
@@ -300,17 +283,17 @@ def load_manifest(path: Path) -> Manifest:
         if not isinstance(stages, list) or not stages:
             raise InputError("it needs [[stage]] tables, one per stage in report order", f"fix {MANIFEST_PATH}")
         manifest = Manifest(
-            source=_source(path, raw.get("source")),
+            source=kernel_source(path, raw.get("source")),
             stages=tuple(_stage(s) for s in stages),
             ceiling=_stage(raw.get("ceiling"), "[ceiling]"),
             regression=_stage(raw["regression"], "[regression]") if "regression" in raw else None,
-            tile=_positive_int(raw.get("tile", 32), "tile"),
-            block=_block(raw.get("block", [32, 8])),
+            tile=positive_int(raw.get("tile", 32), "tile"),
+            block=block_pair(raw.get("block", [32, 8])),
             params={k: v for k, v in raw.items() if k not in _GENERIC_KEYS},
             claims=_claims(raw.get("claims", [])),
             peers=tuple(_stage({"op": "peer", **p}) for p in raw.get("peer", [])),
         )
-        _ids_once(manifest)
+        ids_once(manifest)
         return manifest
     except InputError as exc:
         raise InputError(f"bad stage manifest {path}: {exc.message}", exc.hint) from exc
@@ -321,51 +304,11 @@ def load_manifest(path: Path) -> Manifest:
         raise InputError(f"bad stage manifest {path}: {exc}", f"fix {MANIFEST_PATH}") from exc
 
 
-def _source(path: Path, source: Any) -> Path:
-    """The kernel source named by ``source``: a file inside the manifest's folder."""
-    if not isinstance(source, str) or not source.strip():
-        raise InputError(f"`source` must name the kernel file as a string, got {source!r:.60}",
-                         f"set source = \"kernels.cu\" in {MANIFEST_PATH}")
-    folder = path.parent.resolve()
-    where = (folder / source).resolve()
-    if not where.is_relative_to(folder):
-        raise InputError(f"`source` {source!r} is outside the folder {folder}",
-                         f"put the kernel file beside {MANIFEST_PATH} and name it relative to it")
-    return path.parent / source
-
-
-def _positive_int(value: Any, key: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise InputError(f"`{key}` must be a positive integer, got {value!r:.60}", f"fix {key} in {MANIFEST_PATH}")
-    return value
-
-
-def _block(value: Any) -> tuple[int, int]:
-    if not isinstance(value, list) or len(value) != 2:
-        raise InputError(f"`block` must be [x, y] threads, got {value!r:.60}", f"fix block in {MANIFEST_PATH}")
-    return _positive_int(value[0], "block"), _positive_int(value[1], "block")
-
-
 def _claims(value: Any) -> tuple[Claim, ...]:
     if not isinstance(value, list) or not all(isinstance(c, dict) for c in value):
         raise InputError(f"`claims` must be [[claims]] tables, got {value!r:.60}",
                          f"fix [[claims]] in {MANIFEST_PATH}")
     return tuple(_claim(c) for c in value)
-
-
-#: A stage id: it is the ``// stage: ID`` marker of the source and part of the NVTX range.
-_STAGE_ID = re.compile(r"^\w+$")
-
-
-def _ids_once(manifest: Manifest) -> None:
-    seen: set[str] = set()
-    for st in (*manifest.stages, manifest.ceiling, *([manifest.regression] if manifest.regression else [])):
-        if not _STAGE_ID.match(st.id):
-            raise InputError(f"stage id {st.id!r} is not a word (letters, digits, _): it is the source's "
-                             f"`// stage: ID` marker", f"rename the stage in {MANIFEST_PATH}")
-        if st.id in seen:
-            raise InputError(f"stage id {st.id!r} is given twice", f"give each stage of {MANIFEST_PATH} its own id")
-        seen.add(st.id)
 
 
 _GENERIC_KEYS = frozenset({"source", "stage", "ceiling", "regression", "tile", "block", "claims", "peer"})

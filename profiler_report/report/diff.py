@@ -74,7 +74,8 @@ def code_diff(previous: str, current: str, prev_id: str, cur_id: str, context: i
     ka, kb = lines_of(previous), lines_of(current)
     matcher = difflib.SequenceMatcher(None, ka, kb, autojunk=False)
     every = list(matcher.get_opcodes())  # a copy: get_grouped_opcodes trims the cached list in place
-    out, shown = [f"--- {prev_id}", f"+++ {cur_id}"], set()
+    out = [f"--- {prev_id}", f"+++ {cur_id}"]
+    shown: set[int] = set()  # lines of ``current`` in a hunk shown
     for group in matcher.get_grouped_opcodes(context):
         changed = [op for op in group if op[0] != "equal"]
         if all(not any(ka[i1:i2]) and not any(kb[j1:j2]) for _, i1, i2, j1, j2 in changed):

@@ -26,9 +26,9 @@ from profiler_report.model.base import Case
 from profiler_report.report import sections as sec
 from profiler_report.report.cells import CellRules, cell, cell_rules
 from profiler_report.report.charts import scope_ids, stall_axis_max
+from profiler_report.report.roofline import roofline_section
 from profiler_report.report.stage import Charts, StageInputs, StageSection, stage_section
 from profiler_report.report.tables import where_notes
-from profiler_report.report.roofline import roofline_section
 
 
 @dataclass(frozen=True)
@@ -146,12 +146,12 @@ def _stages(inp: PageInputs, rules: CellRules, drawn: dict[str, Any]) -> tuple[S
     stall_max = 0.0 if inp.counters else stall_axis_max(a.stalls)
     gaps = frozenset(a.breaks)  # no step spans a missing stage or two captures of a mixed ladder
     out = []
-    for i, row in stages.iterrows():
+    for i, (_, row) in enumerate(stages.iterrows()):  # index reset: i is the row's label
         sid = str(row["stage"])
         charts = Charts("" if inp.counters else scope_ids(drawn.get(f"stalls:{sid}") or "", f"stalls-{i}-"),
                         stall_max, scope_ids(drawn.get(f"bankmap:{sid}") or "", f"bankmap-{i}-"))
         previous = stages.iloc[i - 1] if i and sid not in gaps else None
-        out.append(stage_section(si, int(i) + 1, previous, row, words.get(sid, ""),
+        out.append(stage_section(si, i + 1, previous, row, words.get(sid, ""),
                                  inp.story.stage(sid), charts, stage_parts(inp, sid, drawn)))
     return tuple(out)
 

@@ -11,7 +11,8 @@ import subprocess
 import pytest
 from conftest import TRANSPOSE_STAGES
 
-from profiler_report.cases.transpose.bench import COPIES, shape_stages
+from profiler_report.cases.transpose.bench import COPIES
+from profiler_report.cases.transpose.configs import shape_stages
 from profiler_report.model.manifest import load_manifest, stage_sources
 from profiler_report.model.registry import get_case
 from profiler_report.util.dtypes import CXX_TYPES
@@ -82,7 +83,7 @@ def test_every_swept_tile_shape_compiles(tmp_path):
 def test_every_vec_realigned_candidate_compiles_in_its_dtype(tmp_path):
     # The sweep's vec_realigned configurations, filtered per dtype (launch.realigned_rows_fit), are
     # exactly what the kernel's static_assert takes: a mismatch would fail NVRTC for the whole module.
-    from profiler_report.cases.transpose.bench import config_stages
+    from profiler_report.cases.transpose.configs import config_stages
 
     nvcc = _require_nvcc()
     manifest = load_manifest(TRANSPOSE_STAGES)
@@ -139,7 +140,7 @@ def test_no_vec_realigned_candidate_spills_under_nvrtc():
     # interior path at 40 registers (an 8-byte store per output row: 1-2 % of memcpy at the odd
     # shapes; lab/results/README.md, sixth and ninth sessions). The H200's live runs
     # compile with NVRTC 13.0, as the pinned wheel does here.
-    from profiler_report.cases.transpose.bench import config_stages
+    from profiler_report.cases.transpose.configs import config_stages
 
     case = get_case("transpose")
     names = [st.name_expression(CXX_TYPES[d]) for d in TRANSPOSE_DTYPES for st in config_stages(case, d)]

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from profiler_report.cases.transpose.bench import MAX_DYNAMIC_SMEM
+from profiler_report.cases.transpose.configs import MAX_DYNAMIC_SMEM
 from profiler_report.cases.transpose.launch import dynamic_smem_bytes, realigned_splits, realigned_tail_split
 from profiler_report.model.registry import get_case
 

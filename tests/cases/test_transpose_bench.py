@@ -12,6 +12,7 @@ from fakes import NumpyCupy
 
 from profiler_report.analysis.ceilings import point_ceiling
 from profiler_report.cases.transpose import bench
+from profiler_report.cases.transpose import configs as transpose_configs
 from profiler_report.cases.transpose.bench import TransposeRow
 from profiler_report.cases.transpose.launch import realigned_rows_fit
 from profiler_report.live import bench as harness
@@ -79,9 +80,9 @@ def _rows(rows: list[TransposeRow], kind: str) -> list[TransposeRow]:
 
 #: The stage whose configuration the sweep chooses (vec_realigned), the manifest's configuration
 #: of it and another candidate (the one made fastest below).
-CHOSEN = next(s for s in CASE.manifest.stages if s.launch == bench.CONFIG_LAUNCH)
+CHOSEN = next(s for s in CASE.manifest.stages if s.launch == transpose_configs.CONFIG_LAUNCH)
 DEFAULT = CHOSEN.targs
-OTHER = next(tuple(map(str, c)) for c in bench.CONFIGS if tuple(map(str, c)) != DEFAULT)
+OTHER = next(tuple(map(str, c)) for c in transpose_configs.CONFIGS if tuple(map(str, c)) != DEFAULT)
 
 
 def _expr(targs: tuple[str, ...]) -> str:
@@ -99,7 +100,7 @@ def test_every_candidate_is_timed_and_the_fastest_beyond_the_spread_runs(monkeyp
     _install(monkeypatch, TIMES, l2_bytes=0)
     rows = bench.bench_size(CASE, 33, 65, "float32", repeats=20, warmup=1, buffers=1, with_peers=False, configs=True)
     configs = _rows(rows, "config")
-    taken = [c for c in bench.CONFIGS if realigned_rows_fit(c[0], 4)]  # float32
+    taken = [c for c in transpose_configs.CONFIGS if realigned_rows_fit(c[0], 4)]  # float32
     assert [r.config for r in configs] == [_cfg(tuple(map(str, c))) for c in taken]
     assert [r.config for r in configs if r.chosen] == [_cfg(OTHER)]  # default's median 11.0 above 10.76
     (stage,) = [r for r in rows if r.name == CHOSEN.id]
@@ -113,7 +114,7 @@ def test_every_candidate_is_timed_and_the_fastest_beyond_the_spread_runs(monkeyp
                                                         ("float32", ("[24,16,512]", "[8,16,256]"), ("[20,16,512]",)),
                                                         ("float64", (), ("[20,16,512]", "[24,16,512]", "[8,16,256]"))])
 def test_candidates_are_the_tile_rows_the_kernel_takes_for_the_dtype(dtype, taken, left_out):
-    names = [s.id.split(" ", 1)[1] for s in bench.config_stages(CASE, dtype)]
+    names = [s.id.split(" ", 1)[1] for s in transpose_configs.config_stages(CASE, dtype)]
     assert all(t in names for t in taken) and not any(t in names for t in left_out)
     assert len(names) == len(set(names)) > 8
 
@@ -129,7 +130,7 @@ def test_a_default_whose_median_is_past_the_fastests_p90_gives_way_though_its_p1
 
 
 def test_the_default_is_kept_within_the_spread_and_a_wrong_candidate_never_wins(monkeypatch):
-    bad_cfg = next(tuple(map(str, c)) for c in bench.CONFIGS if tuple(map(str, c)) not in (DEFAULT, OTHER))
+    bad_cfg = next(tuple(map(str, c)) for c in transpose_configs.CONFIGS if tuple(map(str, c)) not in (DEFAULT, OTHER))
     times = {**TIMES, _expr(DEFAULT): 10.75, _expr(bad_cfg): 1.0}  # default's median 10.75 <= fastest's p90 10.76
     _install(monkeypatch, times, l2_bytes=0, wrong={_expr(bad_cfg)})
     rows = bench.bench_size(CASE, 31, 65, "float32", repeats=20, warmup=1, buffers=1, with_peers=False, configs=True)
@@ -256,7 +257,7 @@ def test_run_chooses_with_the_sweeps_rule_and_names_the_runner_up(monkeypatch):
     assert rec is not None and rec["chosen"] == _cfg(OTHER) and tuple(rec["targs"]) == OTHER
     assert rec["chosen_us"] == pytest.approx(10.6) and rec["runner_up"] == _cfg(DEFAULT)
     assert rec["runner_up_us"] == pytest.approx(11.0) and rec["default_us"] == pytest.approx(11.0)
-    assert rec["candidates"] == len([c for c in bench.CONFIGS if realigned_rows_fit(c[0], 4)])
+    assert rec["candidates"] == len([c for c in transpose_configs.CONFIGS if realigned_rows_fit(c[0], 4)])
     assert "median is above its p90" in rec["how"]
     assert CASE.has_config_candidates(CHOSEN, "float32")
     assert not CASE.has_config_candidates(CASE.manifest.stages[0], "float32")

@@ -34,7 +34,8 @@ def test_every_variant_is_exact(kernels, rows, cols):
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 def test_bench_copies_and_swept_shapes_are_exact(dtype):
     # The bench times these too; each must be exact before its speed means anything.
-    from profiler_report.cases.transpose.bench import COPIES, shape_stages
+    from profiler_report.cases.transpose.bench import COPIES
+    from profiler_report.cases.transpose.configs import shape_stages
     from profiler_report.live.kernels import Kernels, compile_module, validate
 
     extra = (*COPIES, *shape_stages(CASE, dtype))
@@ -76,7 +77,7 @@ def test_timing_is_sane():
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 def test_candidate_configurations_are_exact_at_odd_shapes(dtype):
     # The sweep times vec_realigned at each candidate; each must be exact before its speed means anything.
-    from profiler_report.cases.transpose.bench import config_stages
+    from profiler_report.cases.transpose.configs import config_stages
     from profiler_report.live.kernels import Kernels, compile_module, validate
 
     extra = tuple(config_stages(CASE, dtype))
@@ -91,7 +92,8 @@ def test_candidate_configurations_are_exact_at_odd_shapes(dtype):
 def test_a_sweep_point_chooses_a_configuration_and_no_peer_beats_memcpy():
     # One real "sweep" point at a DRAM-sized odd shape in float64 (where JAX once cast to float32):
     # every configuration exact, the chosen one named, and no row faster than memcpy beyond the spread.
-    from profiler_report.cases.transpose.bench import CONFIG_LAUNCH, bench_size
+    from profiler_report.cases.transpose.bench import bench_size
+    from profiler_report.cases.transpose.configs import CONFIG_LAUNCH
 
     rows = bench_size(CASE, 4097, 8191, "float64", repeats=20, configs=True)
     assert {r.resident for r in rows} == {"DRAM"} and {r.ceiling for r in rows} == {"memcpy"}

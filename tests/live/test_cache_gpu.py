@@ -25,7 +25,7 @@ def _ncu() -> str | None:
 
 
 def test_run_chooses_the_configuration_with_the_sweeps_rule():
-    from profiler_report.cases.transpose.bench import config_stages
+    from profiler_report.cases.transpose.configs import config_stages
 
     case = get_case("transpose")
     stage = next(s for s in case.manifest.stages if s.launch == "vec_realigned")

@@ -170,8 +170,8 @@ def _fake_tool(tmp_path: Path, stop: str = "", hang: str = "") -> str:
 def test_a_stage_that_stops_its_child_is_a_finding_and_the_rest_run_in_a_fresh_one(tmp_path):
     exe = _fake_tool(tmp_path, stop="b")
     log = tmp_path / "memcheck.log"
-    run, outs = san.run_tool(exe, "memcheck", "transpose", {"rows": 67, "cols": 133}, "float32", ["a", "b", "c"],
-                             60, log)
+    run, outs = san.run_tool(san.SanitizeJob(exe, "transpose", {"rows": 67, "cols": 133}, "float32",
+                                             ["a", "b", "c"], 60), "memcheck", log)
     assert run.status == "ran" and run.processes == 2
     recs = {r["stage"]: r for r in san.stage_results(["a", "b", "c"], ["memcheck"], {"memcheck": run},
                                                       {"memcheck": outs})}
@@ -182,7 +182,8 @@ def test_a_stage_that_stops_its_child_is_a_finding_and_the_rest_run_in_a_fresh_o
 
 def test_a_hung_stage_times_out_and_the_rest_are_not_run(tmp_path):
     exe = _fake_tool(tmp_path, hang="b")
-    run, outs = san.run_tool(exe, "synccheck", "transpose", {"rows": 67, "cols": 133}, "float32", ["a", "b", "c"], 3)
+    run, outs = san.run_tool(san.SanitizeJob(exe, "transpose", {"rows": 67, "cols": 133}, "float32",
+                                             ["a", "b", "c"], 3), "synccheck")
     assert run.status == "timed out"
     recs = {r["stage"]: r for r in san.stage_results(["a", "b", "c"], ["synccheck"], {"synccheck": run},
                                                       {"synccheck": outs})}
@@ -195,7 +196,8 @@ def test_a_tool_that_fails_before_any_stage_is_failed_not_clean(tmp_path):
     exe = tmp_path / "compute-sanitizer"
     exe.write_text("#!/bin/sh\necho '========= Error: No attachable process found'\nexit 1\n")
     exe.chmod(0o755)
-    run, outs = san.run_tool(str(exe), "memcheck", "transpose", {"rows": 67, "cols": 133}, "float32", ["a"], 30)
+    run, outs = san.run_tool(san.SanitizeJob(str(exe), "transpose", {"rows": 67, "cols": 133}, "float32", ["a"], 30),
+                             "memcheck")
     assert run.status == "failed" and "exit 1" in run.note
     rec = san.stage_results(["a"], ["memcheck"], {"memcheck": run}, {"memcheck": outs})[0]
     assert rec["memcheck"].startswith("not run (failed")
@@ -221,8 +223,10 @@ def test_default_runs_it_where_it_exists_and_says_not_available_elsewhere(monkey
 
 
 def test_run_sanitize_without_the_tool_is_one_line_with_exit_11(monkeypatch, tmp_path, capsys):
+    # A GPU (a test double) but no compute-sanitizer: without a GPU the run stops first at exit 8.
     from profiler_report.cli import entry
 
+    install_fake_gpu(monkeypatch)
     monkeypatch.setattr(san, "SANITIZER_GLOBS", ())
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.delenv("COMPUTE_SANITIZER", raising=False)
@@ -259,8 +263,8 @@ def test_a_finding_marks_the_stage_wrong_untimed_and_stated_in_report_and_json(e
     install_fake_gpu(monkeypatch)
     line = "Error: Race reported between Write access at transpose_smem<float>+0x100 and Read access at ..."
     monkeypatch.setattr(session.san, "resolve", lambda wanted: ("/fake/compute-sanitizer", ""))
-    monkeypatch.setattr(session.san, "sanitize", lambda exe, ref, size, text, dtype, stages, timeout, folder, **kw:
-                        _doc(list(stages), {"smem": line}))
+    monkeypatch.setattr(session.san, "sanitize", lambda job, text, folder, **kw:
+                        _doc(list(job.stages), {"smem": line}))
     cfg = RunConfig(size={"rows": 64, "cols": 64}, dtype="float32", counters=False)
     with pytest.raises(KernelIncorrectError, match="compute-sanitizer at 67x133"):
         live_run(cfg, earlier, render=render_timings_only)

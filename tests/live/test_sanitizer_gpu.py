@@ -43,7 +43,7 @@ def _sanitize(case_ref: str, folder: Path, dtype: str = "float32") -> dict[str, 
     size = case.sanitize_size()
     ids = [*case.manifest.stage_ids(), case.manifest.ceiling.id]
     assert EXE is not None
-    doc = san.sanitize(EXE, case.ref, size, case.size_text(size), dtype, ids, 600, folder)
+    doc = san.sanitize(san.SanitizeJob(EXE, case.ref, size, dtype, ids, 600), case.size_text(size), folder)
     (folder / "sanitizer.json").write_text(json.dumps(doc, indent=1))
     assert [t["status"] for t in doc["tools"]] == ["ran"] * len(san.TOOLS), doc["tools"]
     return {r["stage"]: r for r in doc["stages"]}

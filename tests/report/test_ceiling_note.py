@@ -33,10 +33,10 @@ def test_the_page_notes_a_stage_above_its_ceiling():
 
     run = load_run_once(HIST_CAPTURE)
     page = build_page(_inputs(run, False, None))
-    assert not any("of its ceiling kernel" in n for s in page.stages for n in s.notes)  # 68 % at most
+    assert not any("of its ceiling kernel" in n for s in page.stages for n in s.warnings)  # 68 % at most
     summary = run.summary.copy()
     summary.loc[summary["stage"] == "warp_private_vec", "pct_of_copy_kernel"] = 159.4
     page = build_page(replace(_inputs(run, False, None), analysis=replace(run.analysis, summary=summary)))
-    notes = {s.id: [n for n in s.notes if "of its ceiling kernel" in n] for s in page.stages}
+    notes = {s.id: [n for n in s.warnings if "of its ceiling kernel" in n] for s in page.stages}
     assert notes["warp_private_vec"] and "159%" in notes["warp_private_vec"][0]
     assert not any(notes[s] for s in notes if s != "warp_private_vec")

@@ -79,14 +79,27 @@ def _check(cupy: Any, case: Case, fn: Fn, pairs: list[tuple[Any, Any]]) -> str:
             f"got {got.got}")
 
 
-def _timed(cupy: Any, case: Case, name: str, kind: str, fn: Fn, pairs: list[tuple[Any, Any]], size: Size,
-           repeats: int, warmup: int, note: str = "") -> BenchRow:
+@dataclass(frozen=True)
+class _Timing:
+    """How one size's entries are timed: the case, its input pairs at ``size``, ``repeats`` timed
+    and ``warmup`` untimed calls each."""
+
+    cupy: Any
+    case: Case
+    pairs: list[tuple[Any, Any]]
+    size: Size
+    repeats: int
+    warmup: int
+
+
+def _timed(t: _Timing, name: str, kind: str, fn: Fn, note: str = "") -> BenchRow:
     """``fn`` checked, then event-timed; a wrong one gets NaN and a WRONG note, a raising one "failed"."""
+    case, size = t.case, t.size
     try:
-        bad = _check(cupy, case, fn, pairs)
+        bad = _check(t.cupy, case, fn, t.pairs)
         if bad:
             return _row(case, name, kind, None, size, "cuda-events", "WRONG: " + bad)
-        return _row(case, name, kind, event_times_us(fn, pairs, repeats, warmup), size, "cuda-events", note)
+        return _row(case, name, kind, event_times_us(fn, t.pairs, t.repeats, t.warmup), size, "cuda-events", note)
     except Exception as exc:  # a peer library failing must not stop the benchmark
         return _row(case, name, kind, None, size, "failed", f"{type(exc).__name__}: {' '.join(str(exc).split())[:160]}")
 
@@ -110,18 +123,16 @@ def bench_size(case: Case, size: Size, *, repeats: int = 20, warmup: int = 3, bu
     cupy = import_cupy()
     module, names = compile_module(case, "float32")
     k = Kernels(module, names, "float32", case)
-    pairs = _pairs(case, size, buffers)
+    t = _Timing(cupy, case, _pairs(case, size, buffers), size, repeats, warmup)
     ceiling = case.manifest.ceiling
-    out = [_timed(cupy, case, ceiling.id, "ceiling", _stage_fn(k, ceiling, size), pairs, size, repeats, warmup,
-                  "cuBLAS SGEMM, float32 (CUPY_TF32 unset)")]
-    out += [_timed(cupy, case, s.id, "stage", _stage_fn(k, s, size), pairs, size, repeats, warmup)
-            for s in (stages or case.manifest.stages)]
+    out = [_timed(t, ceiling.id, "ceiling", _stage_fn(k, ceiling, size), "cuBLAS SGEMM, float32 (CUPY_TF32 unset)")]
+    out += [_timed(t, s.id, "stage", _stage_fn(k, s, size)) for s in (stages or case.manifest.stages)]
     if with_peers:
         for name, (fn, note) in peers(size).items():
             if fn is None:
                 out.append(_row(case, name, "peer", None, size, "skipped", note))
             else:
-                out.append(_timed(cupy, case, name, "peer", fn, pairs, size, repeats, warmup, note))
+                out.append(_timed(t, name, "peer", fn, note))
     _relative(out)
     return out
 
@@ -170,12 +181,13 @@ def _triton_peer(torch: Any, tensors: Callable[[Any, Any], tuple[Any, Any, Any]]
     except ImportError as exc:
         return {"triton matmul": (None, f"triton not installed ({exc})")}
 
-    @triton.autotune(configs=[triton.Config({"BM": 128, "BN": 128, "BK": 32}, num_warps=8, num_stages=3),
-                              triton.Config({"BM": 128, "BN": 64, "BK": 32}, num_warps=4, num_stages=4),
-                              triton.Config({"BM": 64, "BN": 128, "BK": 32}, num_warps=4, num_stages=4)],
+    @triton.autotune(configs=[triton.Config({"BM": 128, "BN": 128}, num_warps=8, num_stages=3),
+                              triton.Config({"BM": 128, "BN": 64}, num_warps=4, num_stages=4),
+                              triton.Config({"BM": 64, "BN": 128}, num_warps=4, num_stages=4)],
                      key=["M", "N", "K"])
     @triton.jit
-    def _mm(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):  # noqa: N803
+    def _mm(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr):  # noqa: N803
+        BK: tl.constexpr = 32  # noqa: N806  (the same K step in every tile shape tried)
         pid_m, pid_n = tl.program_id(0), tl.program_id(1)
         rm = pid_m * BM + tl.arange(0, BM)
         rn = pid_n * BN + tl.arange(0, BN)
@@ -220,11 +232,11 @@ def bench_configs(case: Case, size: Size, *, repeats: int = 20, warmup: int = 3,
     variants = [replace(last, id=f"{last.id} [{','.join(map(str, s))}]", targs=tuple(map(str, s))) for s in SHAPES]
     module, names = compile_module(case, "float32", extra=tuple(variants))
     k = Kernels(module, names, "float32", case)
-    pairs = _pairs(case, size, buffers)
+    t = _Timing(cupy, case, _pairs(case, size, buffers), size, repeats, warmup)
     ceiling = case.manifest.ceiling
-    out = [_timed(cupy, case, ceiling.id, "ceiling", _stage_fn(k, ceiling, size), pairs, size, repeats, warmup)]
+    out = [_timed(t, ceiling.id, "ceiling", _stage_fn(k, ceiling, size))]
     for st in variants:
-        row = _timed(cupy, case, st.id, "config", _stage_fn(k, st, size), pairs, size, repeats, warmup)
+        row = _timed(t, st.id, "config", _stage_fn(k, st, size))
         row.config, row.chosen = ",".join(st.targs), st.targs == last.targs
         out.append(row)
     _relative(out)

@@ -7,12 +7,13 @@ and dtypes. The timing, the checks' poisoning, the peer loop, the table and the 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from profiler_report.analysis.ceilings import point_ceiling
 from profiler_report.analysis.verdicts import slower_beyond_spread
-from profiler_report.cases.transpose.launch import dynamic_smem_bytes, realigned_rows_fit, tuned_shape
+from profiler_report.cases.transpose.configs import CONFIG_LAUNCH, config_stages, shape_stages
+from profiler_report.cases.transpose.launch import tuned_shape
 from profiler_report.cases.transpose.peers import PEERS, bits_equal
 from profiler_report.live.bench import BenchRow, Fn, Harness, Point, checked_output, relative_to
 from profiler_report.live.fanout import SweepPoint
@@ -26,7 +27,7 @@ from profiler_report.util.dtypes import ITEMSIZE
 @dataclass
 class TransposeRow(BenchRow):
     """A bench row of the transpose (dims rows and cols; % of memcpy): with, for the block-shape
-    sweep (kind "shape") and the configuration candidates (kind "config"), the tile in elements
+    sweep (kind "shape") and the configuration candidates (kind "config", :mod:`.configs`), the tile in elements
     (rows x cols of the input) and micro-blocks per thread; the ceiling the row's point is judged
     against (:func:`judge_against_ceiling`: "memcpy" at DRAM points, "L2 ceiling: <fastest copy>"
     at L2-resident ones) and GB/s as a % of it; and the configuration that ran ([micro-block rows,
@@ -50,61 +51,6 @@ HARNESS = Harness(TransposeRow)
 COPIES = tuple(Stage(f"copy {w}B x{u}", "copy_wide", f"{w}-byte copy, {u} per thread", launch="copy_wide",
                      op="copy", targs=(word, str(u)))
                for w, word, u in ((4, "unsigned int", 4), (8, "uint2", 2), (16, "uint4", 1)))
-
-
-#: Tile shapes of the block-shape sweep: (micro-block rows, micro-block columns, threads per block).
-#: A micro-block is V x V elements (V = 16 / itemsize); each thread moves rows * cols / threads.
-SHAPES = ((8, 8, 64), (8, 16, 128), (16, 8, 128), (16, 16, 128), (8, 32, 256), (32, 8, 256), (16, 16, 256),
-          (16, 32, 256), (32, 16, 256), (32, 32, 256), (8, 64, 256), (16, 64, 256), (16, 32, 512),
-          (32, 16, 512), (32, 32, 512), (64, 16, 512), (16, 64, 512), (64, 32, 512), (32, 64, 512))
-
-
-#: Dynamic shared memory a block may opt in to on sm_90 (227 KB).
-MAX_DYNAMIC_SMEM = 232448
-
-
-def shape_stages(case: Case, dtype: str) -> list[Stage]:
-    """The manifest's ``vec_tuned`` stage at every SHAPES entry whose tile fits in shared memory."""
-    tuned = [s for s in case.manifest.stages if s.launch == "vec_tuned"]
-    if not tuned:
-        return []
-    base, v = tuned[-1], 16 // ITEMSIZE[dtype]
-    return [replace(base, id=f"{base.id} [{trc},{tcc},{nt}]", targs=(str(trc), str(tcc), str(nt)))
-            for trc, tcc, nt in SHAPES if trc * tcc * v * 16 <= MAX_DYNAMIC_SMEM]
-
-
-#: Candidate configurations of ``vec_realigned`` timed at every sweep point ([chunk rows, chunk
-#: columns, threads] and optionally tiles per block: 8 to 32 rows (launch.realigned_rows_fit); 8 to
-#: 32 columns; threads = 32 or 16 x columns, as the kernel's static_assert wants): the fastest
-#: somewhere in lab/results/README.md (16 rows for float16, 32 columns for float64,
-#: two double-buffered tiles per block for the largest float64 and float16 shapes; [16, 16, 256] and
-#: [16, 32, 512] for float32 at the odd shapes; [20, 16, 512] and [24, 16, 512], three blocks per SM,
-#: for float16 at three odd shapes; [8, 16, 256] for float16 at two). [32, 32, 1024] (one block per
-#: SM) was the slowest everywhere. Small tiles for the L2-resident sizes ([8, 8, 256] and [16, 8, 128],
-#: where the large ones run under a wave of blocks) were below the best stage at every L2 point
-#: (lab/results/README.md, eleventh session).
-CONFIGS = ((16, 8, 256), (16, 16, 512), (32, 8, 256), (32, 16, 256), (32, 16, 512), (32, 32, 512),
-           (16, 8, 256, 2), (16, 16, 512, 2), (32, 16, 512, 2), (32, 32, 512, 2), (16, 16, 256), (16, 32, 512),
-           (20, 16, 512), (24, 16, 512), (8, 16, 256))
-#: The launch kind whose configuration the sweep chooses per point.
-CONFIG_LAUNCH = "vec_realigned"
-
-
-def config_stages(case: Case, dtype: str) -> list[Stage]:
-    """The manifest's ``vec_realigned`` stage at every CONFIGS entry that the kernel takes for
-    ``dtype`` (its rows: :func:`~profiler_report.cases.transpose.launch.realigned_rows_fit`) and whose
-    shared memory fits (and at the manifest's own configuration where it fits); [] without the stage."""
-    found = [s for s in case.manifest.stages if s.launch == CONFIG_LAUNCH]
-    if not found:
-        return []
-    base = found[-1]
-    default: tuple[int, ...] = tuple(int(a) for a in base.targs)
-    v = 16 // ITEMSIZE[dtype]
-    configs: list[tuple[int, ...]] = [c for c in CONFIGS if realigned_rows_fit(c[0], v)
-               and dynamic_smem_bytes(replace(base, targs=tuple(map(str, c))), dtype) <= MAX_DYNAMIC_SMEM]
-    fits = dynamic_smem_bytes(base, dtype) <= MAX_DYNAMIC_SMEM  # a default's tile may not fit this dtype
-    configs += [default] if default not in configs and fits else []
-    return [replace(base, id=f"{base.id} [{','.join(map(str, c))}]", targs=tuple(map(str, c))) for c in configs]
 
 
 def choose_config(candidates: list[TransposeRow], default: str) -> TransposeRow | None:
@@ -315,7 +261,7 @@ def _timed(rows: list[TransposeRow], config: str) -> bool:
 
 def bench_shapes(case: Case, rows: int, cols: int, dtype: str, *, repeats: int = 30, warmup: int = 5,
                  buffers: int = 3) -> list[BenchRow]:
-    """The block-shape sweep: memcpy, then the ``vec_tuned`` stage at every tile shape of SHAPES.
+    """The block-shape sweep: memcpy, then the ``vec_tuned`` stage at every tile shape of :data:`.configs.SHAPES`.
 
     Rows of kind "shape" carry the tile (input rows x cols, elements), threads per block, micro-blocks
     per thread and ``chosen`` (the shape stages.toml sets, the one the report profiles).
