@@ -37,6 +37,20 @@ class PeerUnavailable(Exception):  # noqa: N818 (a reason, not a failure: the ro
     """A peer that cannot run here (library not installed, dtype it lacks): the message says why."""
 
 
+def import_peer(module: str) -> Any:
+    """The peer library ``module`` (e.g. "torch"), imported.
+
+    Raises:
+        PeerUnavailable: it is not installed here (its peers' rows are "skipped").
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise PeerUnavailable(f"{module} not installed ({exc})") from exc
+
+
 @dataclass(frozen=True)
 class Peer:
     """One peer library's version of the case's operation, timed beside the stages.

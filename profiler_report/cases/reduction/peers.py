@@ -9,15 +9,7 @@ import os
 import time
 from typing import Any
 
-from profiler_report.live.bench import WALL, Fn, Peer, PeerUnavailable, Point
-
-
-def _torch() -> Any:
-    try:
-        import torch
-    except ImportError as exc:
-        raise PeerUnavailable(f"torch not installed ({exc})") from exc
-    return torch
+from profiler_report.live.bench import WALL, Fn, Peer, PeerUnavailable, Point, import_peer
 
 
 def _cupy_sum(cupy: Any, dtype: str) -> Fn:
@@ -25,12 +17,12 @@ def _cupy_sum(cupy: Any, dtype: str) -> Fn:
 
 
 def _torch_sum(cupy: Any, dtype: str) -> Fn:
-    torch = _torch()
+    torch = import_peer("torch")
     return lambda src, dst: torch.sum(torch.from_dlpack(src))
 
 
 def _triton(cupy: Any, dtype: str) -> Fn:
-    torch = _torch()
+    torch = import_peer("torch")
     try:
         import triton
         import triton.language as tl

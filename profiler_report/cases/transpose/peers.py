@@ -9,20 +9,12 @@ import os
 import time
 from typing import Any
 
-from profiler_report.live.bench import WALL, Fn, Peer, PeerUnavailable, Point
+from profiler_report.live.bench import WALL, Fn, Peer, PeerUnavailable, Point, import_peer
 
 
 def bits_equal(cupy: Any, out: Any, ref: Any) -> bool:
     """Bit for bit equal (NaN payloads and signed zeros too): both viewed as unsigned integers."""
     return bool(cupy.array_equal(out.view(f"u{out.dtype.itemsize}"), ref.view(f"u{ref.dtype.itemsize}")))
-
-
-def _torch() -> Any:
-    try:
-        import torch
-    except ImportError as exc:
-        raise PeerUnavailable(f"torch not installed ({exc})") from exc
-    return torch
 
 
 def _cupy_copy(cupy: Any, dtype: str) -> Fn:
@@ -40,12 +32,12 @@ def _geam(cupy: Any, dtype: str) -> Fn:
 
 
 def _torch_eager(cupy: Any, dtype: str) -> Fn:
-    torch = _torch()
+    torch = import_peer("torch")
     return lambda src, dst: torch.from_dlpack(src).t().contiguous()
 
 
 def _torch_compiled(cupy: Any, dtype: str) -> Fn:
-    torch = _torch()
+    torch = import_peer("torch")
     # A fresh cache per point: each size compiles its own static kernel, as a user's process with
     # one shape would, and never meets Dynamo's recompile limit (past it, eager runs).
     torch._dynamo.reset()
@@ -54,7 +46,7 @@ def _torch_compiled(cupy: Any, dtype: str) -> Fn:
 
 
 def _triton(cupy: Any, dtype: str) -> Fn:
-    torch = _torch()
+    torch = import_peer("torch")
     try:
         import triton
         import triton.language as tl
