@@ -116,3 +116,19 @@ def test_bench_table_names_the_fastest_shape():
     rows = [row("warptile [a]", 45.0, True, 2.9, 3.1), row("warptile [b]", 47.0, False, 2.7, 2.8)]
     text = table(rows)
     assert "warptile [b]" in config_verdicts(rows)[0] and "slower beyond the spread" in text
+
+
+def test_the_commands_read_the_benchmark_through_the_case():
+    # `bench --case gemm` and the sweeps' point store go through Case.bench_* (the harness
+    # interface): its rows come back from their JSON dicts, pass the store's row check, and print.
+    import json
+
+    from profiler_report.util.jsonable import check_record
+
+    case = get_case("gemm")
+    row = BenchRow("warptile", "stage", "4096x4096x4096", "float32", 3.0, 2.9, 3.1, 45.8, 134.2, 91.0,
+                   "cuda-events", chosen=True)
+    stored = json.loads(json.dumps(row.to_dict()))
+    check_record(case.bench_row_type(), stored)
+    assert case.bench_rows([stored]) == [row]
+    assert "45.80" in case.bench_table([row]) and case.bench_json([row], {})["rows"] == [stored]

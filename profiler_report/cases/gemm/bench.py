@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from profiler_report.analysis.verdicts import slower_beyond_spread
@@ -52,6 +52,10 @@ class BenchRow:
     gpu_uuid: str = ""
     gpu_name: str = ""
     gpu_driver: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as bench.json holds it."""
+        return asdict(self)
 
 
 def _row(case: Case, name: str, kind: str, us: list[float] | None, size: Size, timing: str,
@@ -321,3 +325,25 @@ def bench_at(case: Case, size: dict[str, int], dtype: str, repeats: int, stages:
     (``run --peers``): bench.json's content."""
     rows = bench_size(case, size, repeats=repeats, stages=stages)
     return as_json(rows + bench_configs(case, size, repeats=repeats), provenance)
+
+
+class GemmHarness:
+    """What the commands ask of a case's benchmark (the interface of
+    :class:`~profiler_report.live.bench.Harness`: row type, rows back from their dicts, table,
+    JSON) over this case's own rows, which are in TFLOP/s and % of cuBLAS, not GB/s and % of memcpy."""
+
+    row_type = BenchRow
+
+    def rows(self, dicts: list[dict[str, Any]]) -> list[BenchRow]:
+        names = {f.name for f in fields(BenchRow)}
+        return [BenchRow(**{k: v for k, v in d.items() if k in names}) for d in dicts]
+
+    def table(self, rows: list[BenchRow]) -> str:
+        return table(rows)
+
+    def as_json(self, rows: list[BenchRow], provenance: dict[str, Any]) -> dict[str, Any]:
+        return as_json(rows, provenance)
+
+
+HARNESS = GemmHarness()
+
