@@ -86,9 +86,12 @@ def check_case(case: Case, arch: str = "sm_90", compile_kernels: bool = True) ->
     Raises:
         NvrtcNotFoundError: ``compile_kernels`` and no NVRTC library.
     """
-    out = CaseCheck(case, arch, compile_kernels)
+    out = CaseCheck(case, arch, compile_kernels and case.compiles_cuda)
     found: dict[str, list[str]] = {}  # problem -> the dtypes it shows in: one line for all of them
     for dtype in case.dtypes:
+        if not case.compiles_cuda:  # Python stages: their functions were checked when the folder loaded
+            out.stages.extend(StageCheck(stage, dtype, role, None, None) for stage, role in _listed(case))
+            continue
         entries = _compile(case, dtype, arch, found) if compile_kernels else {}
         for stage, role in _listed(case):
             launch = _launch(case, stage, dtype, found)

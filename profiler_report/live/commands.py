@@ -49,6 +49,10 @@ def check_case(folder: str, arch: str, compile_kernels: bool) -> int:
     click.echo(res.table())
     for w in res.spills():
         click.echo(w, err=True)
+    if not res.case.compiles_cuda:
+        click.echo(f"check-case: {len(res.stages)} Python stages ({', '.join(res.case.dtypes)}) found in "
+                   f"{res.case.manifest.source.name}; next: profiler-report run --case {folder}")
+        return 0
     what = f"compiled with NVRTC for {arch}" if res.compiled else "not compiled (--no-compile)"
     click.echo(f"check-case: {len(res.stages)} kernels ({', '.join(res.case.dtypes)}) {what}; launch shapes "
                f"within the limits; next: profiler-report run --case {folder}")

@@ -188,3 +188,24 @@ def test_check_case_takes_a_built_in_case_by_name():
     res = _run_cli("check-case", "reduction", "--no-compile")
     assert res.returncode == 0, res.stderr
     assert "check-case: 22 kernels (float32, int32) not compiled (--no-compile)" in res.stdout
+
+
+# --------------------------------------------------------------------------------------------
+# Python ladders: nothing to compile; every dtype of the case (bfloat16 has no C++ type) is listed
+
+@pytest.mark.parametrize("folder", ["softmax", "scaffold"])
+def test_check_case_python_ladder_lists_every_dtype(tmp_path, folder):
+    from profiler_report.live.check_case import check_case, preflight
+
+    path = ROOT / "examples" / "softmax" if folder == "softmax" else tmp_path / "py"
+    if folder == "scaffold":
+        new_case(path, "py", python=True)
+    case = get_case(str(path))
+    res = check_case(case)
+    assert res.problems == [] and not res.compiled
+    assert {s.dtype for s in res.stages} == set(case.dtypes) and "bfloat16" in case.dtypes
+    assert len(res.stages) == len(case.dtypes) * (len(case.manifest.stages) + 1)
+    assert preflight(case).problems == []
+    out = _run_cli("check-case", str(path))
+    assert out.returncode == 0, out.stderr
+    assert "Python stages" in out.stdout and "bfloat16" in out.stdout
