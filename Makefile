@@ -71,7 +71,8 @@ bench:
 # transpose), with the case's thresholds.toml.
 check: venv-render
 	@rep="$(CAPTURE)"; \
-	if [ -z "$$rep" ]; then rep=$$(bash scripts/recorded_report.sh $(VENV)/bin/python "$(CASE)")/profile.ncu-rep || exit $$?; fi; \
+	if [ -z "$$rep" ]; then dir=$$(bash scripts/recorded_report.sh $(VENV)/bin/python "$(CASE)") || exit $$?; \
+	  rep=$$dir/profile.ncu-rep; [ -f "$$rep" ] || [ ! -f "$$rep"z ] || rep=$$rep"z"; fi; \
 	if [ ! -f "$$rep" ]; then echo "make check: no capture $$rep (fix: pass CAPTURE=path/to/profile.ncu-rep, or record one: make report on a GPU)" >&2; exit 2; fi; \
 	echo "profiler-report check $$rep$(if $(CASE), --case $(CASE))"; \
 	$(VENV)/bin/python -m profiler_report check "$$rep" $(if $(CASE),--case "$(CASE)") $(ARGS)

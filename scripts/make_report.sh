@@ -45,10 +45,13 @@ fi
 echo "No live run here: missing${missing%,} (\`$PY -m profiler_report doctor\` says what to fix)."
 recorded=$(bash scripts/recorded_report.sh "$PY" "$CASE")
 out=${OUT:-$recorded-recorded}
-if [ ! -f "$recorded/profile.ncu-rep" ]; then
+# A committed capture is profile.ncu-rep, or profile.ncu-repz (ncu's zstd-compressed form) when large.
+cap=$recorded/profile.ncu-rep
+[ -f "$cap" ] || [ ! -f "$recorded/profile.ncu-repz" ] || cap=$recorded/profile.ncu-repz
+if [ ! -f "$cap" ]; then
   echo "error: no recorded capture of case $CASE in $recorded/ to render instead (fix: run \`make report CASE=$CASE\` on a GPU machine)" >&2
   exit 8
 fi
 echo "Rendering the RECORDED H200 capture in $recorded/ into $out/ instead (not a live run; the"
 echo "report says so at the top).${ARGS:+ ARGS ($ARGS) apply to live runs only and are ignored.}"
-exec "$PY" -m profiler_report render --from "$recorded/profile.ncu-rep" --out "$out" ${case_args[@]+"${case_args[@]}"}
+exec "$PY" -m profiler_report render --from "$cap" --out "$out" ${case_args[@]+"${case_args[@]}"}

@@ -18,7 +18,7 @@ from profiler_report.capture.model import (
     check_values,
     dedupe_metrics,
 )
-from profiler_report.capture.readahead import PendingRead, ncu_rep_format
+from profiler_report.capture.readahead import COMPRESSED, PendingRead, ncu_rep_format
 from profiler_report.capture.reader_child import SOURCE_LAUNCHES
 from profiler_report.errors import ReportUnreadableError
 
@@ -27,7 +27,8 @@ NCU_REP_FORMAT = 2
 
 
 def read_ncu_rep(path: str | Path, timeout_s: float | None = None, pending: PendingRead | None = None) -> Capture:
-    """Read every launch of a ``.ncu-rep`` into a :class:`Capture`.
+    """Read every launch of a ``.ncu-rep`` (or of an ``.ncu-repz``, its zstd-compressed form)
+    into a :class:`Capture`.
 
     Metrics with a numeric value become rows (instanced values are left out: the aggregate is
     kept). Guided-analysis rule results go to ``rules``; per-instruction values (``inst_executed``
@@ -50,7 +51,7 @@ def read_ncu_rep(path: str | Path, timeout_s: float | None = None, pending: Pend
     _check_file(path)
     fmt = ncu_rep_format(path)
     if fmt is None:
-        raise ReportUnreadableError(f"{path} is not an Nsight Compute report (no NVR header)")
+        raise ReportUnreadableError(f"{path} is not an Nsight Compute report (no NVR header, nor an .ncu-repz)")
     data = (pending or PendingRead(path, timeout_s)).raw()
     if data.get("error") == "no-module":
         raise ReportUnreadableError("the ncu_report module is not installed", "pip install ncu-report")
@@ -76,7 +77,7 @@ def read_ncu_rep(path: str | Path, timeout_s: float | None = None, pending: Pend
 def _no_launch_error(path: Path, fmt: int, reader: str) -> ReportUnreadableError:
     """Why a report with an NVR header yields no launch: another format version, else truncation."""
     reader = reader or "ncu_report"
-    if fmt != NCU_REP_FORMAT:
+    if fmt not in (NCU_REP_FORMAT, COMPRESSED):
         return ReportUnreadableError(
             f"{path} uses report format version {fmt}, which {reader} read no kernel launch from "
             f"(ncu 2025.x writes format {NCU_REP_FORMAT}): it was written by a much newer or older ncu",

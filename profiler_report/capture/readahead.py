@@ -17,6 +17,14 @@ from profiler_report.errors import ReportUnreadableError
 #: First bytes of every ``.ncu-rep``; a little-endian uint16 format version follows.
 NCU_REP_MAGIC = b"NVR\x00"
 
+#: First bytes of a zstd frame: an ``.ncu-repz``, ncu's compressed report (``zstd`` of an
+#: ``.ncu-rep``), which ncu_report and the Nsight Compute UI open as it is. Captures of library
+#: kernels embed their whole module's cubin per launch (PyTorch's: 7-10 MB each) and compress ~25x.
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+#: :func:`ncu_rep_format` of an ``.ncu-repz``: its version is inside the compressed stream.
+COMPRESSED = 0
+
 
 #: A read may take READ_BASE_S plus READ_S_PER_MB per MB of capture before its children are
 #: killed: ncu_report reads the 9.8 MB H200 fixture in 1.5-3 s on 2 CPUs (about 5 MB/s), so the
@@ -36,13 +44,16 @@ def read_timeout_s(path: Path) -> float:
 
 
 def ncu_rep_format(path: Path) -> int | None:
-    """The report format version in a ``.ncu-rep`` header; None when the file is not one.
+    """The report format version in a ``.ncu-rep`` header; :data:`COMPRESSED` for an
+    ``.ncu-repz``; None when the file is neither.
 
     Raises:
         OSError: the file cannot be opened.
     """
     with path.open("rb") as fh:
         head = fh.read(8)
+    if head.startswith(ZSTD_MAGIC):
+        return COMPRESSED
     if len(head) < 6 or not head.startswith(NCU_REP_MAGIC):
         return None
     return int.from_bytes(head[4:6], "little")
