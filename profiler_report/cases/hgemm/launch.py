@@ -67,7 +67,7 @@ def shared_bytes(stage: Stage) -> int:
     bm, bn = TILES[stage.launch]
     total = int(stage.targs[0]) * (bm + bn) * BK * 2 + 1024
     if total > MAX_SHARED:
-        raise ValueError(f"stage {stage.id}: {total} bytes of shared memory, more than the {MAX_SHARED} a block may use")
+        raise ValueError(f"stage {stage.id}: {total} bytes of shared memory, over the {MAX_SHARED} a block may use")
     return total
 
 
