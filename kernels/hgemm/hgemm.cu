@@ -6,7 +6,8 @@
 // stride `ld` = K rounded up to a multiple of 8 elements, the padding zero-filled by the case's
 // input builder, so every 16-byte load of a row is aligned and whole (it never straddles the end
 // of a row). Both operands are K-major, the layout the tensor-core instructions read without a
-// transpose.
+// transpose. The kernels' K loops run over `ld` (the padding adds zero products); K itself is
+// passed for the record.
 //
 // Every kernel is correct at any M, N, K >= 1: tile loads outside A or B read zeros (cp.async
 // with a source size of 0 bytes), stores outside C are skipped, and the 4-byte stores of two
