@@ -104,7 +104,8 @@ def test_ldmatrix_addresses_give_the_mma_fragments():
         wm, wn = warp // 4, warp % 4
         for kk in (0, 16):
             for mi in range(4):
-                got = ldmatrix_x4(a_tile, [(wm * 64 + mi * 16 + lane % 16, kk + (lane // 16) * 8) for lane in range(32)])
+                rows = [(wm * 64 + mi * 16 + lane % 16, kk + (lane // 16) * 8) for lane in range(32)]
+                got = ldmatrix_x4(a_tile, rows)
                 sub = a_tile[wm * 64 + mi * 16:, kk:]
                 for t in range(32):
                     g, q = t // 4, 2 * (t % 4)
