@@ -125,3 +125,10 @@ def test_the_benchmark_sweeps_the_headline_first():
     assert [p.dims for p in quick] == [{"m": 8192, "n": 8192, "k": 8192}] and quick[0].dtype == "bfloat16"
     assert len(sweep_points(CASE, "hgemm")) == 1 + len(SWEEP_SIZES)
     assert CASE.bench_row_type().__name__ == "BenchRow"
+
+
+def test_the_thresholds_parse():
+    from profiler_report.gate.grammar import load_thresholds
+
+    rules = load_thresholds(CASE.thresholds()).rules
+    assert {r.stage for r in rules} == {s.id for s in CASE.manifest.stages}
