@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from profiler_report.cases.gemm.bench import HARNESS, BenchRow, as_json, table  # noqa: F401 (the harness interface)
@@ -41,27 +42,40 @@ def _row(case: Case, name: str, kind: str, us: list[float] | None, size: Size, t
                     float("nan"), timing, note)
 
 
-def _check(cupy: Any, case: Case, fn: Fn, pair: tuple[Any, Any]) -> str:
-    """'' when ``fn`` computes C within the case's bound on ``pair``, else a message."""
+def _check(cupy: Any, case: Case, fn: Fn, pair: tuple[Any, Any], ref: Any) -> str:
+    """'' when ``fn`` computes C within the case's bound (``ref``: the reference of ``pair``'s
+    input) on ``pair``, else a message."""
     src, dst = pair
     poison(cupy, dst)
     fn(src, dst)
     cupy.cuda.runtime.deviceSynchronize()
-    got = case.compare(cupy, dst, case.reference(cupy, case.manifest.stages[0], src))
+    got = case.compare(cupy, dst, ref)
     if got.ok:
         return ""
     return (f"{got.mismatches} elements outside the bound, first at {got.first_wrong}: expected {got.expected}, "
             f"got {got.got}")
 
 
-def _timed(case: Case, pairs: list[tuple[Any, Any]], size: Size, repeats: int,
-           entry: tuple[str, str, Fn, str]) -> BenchRow:
+@dataclass(frozen=True)
+class _Timing:
+    """How one size's entries are timed: the case, its input pairs at ``size``, the reference of the
+    first pair's input (every entry is checked on it), ``repeats`` event-timed calls each."""
+
+    case: Case
+    pairs: list[tuple[Any, Any]]
+    ref: Any
+    size: Size
+    repeats: int
+
+
+def _timed(t: _Timing, entry: tuple[str, str, Fn, str]) -> BenchRow:
     """``entry`` = (name, kind, fn, note): checked, then event-timed; a wrong one gets NaN and a WRONG
     note, a raising one "failed"."""
     name, kind, fn, note = entry
+    case, pairs, size, repeats = t.case, t.pairs, t.size, t.repeats
     cupy = import_cupy()
     try:
-        bad = _check(cupy, case, fn, pairs[0])
+        bad = _check(cupy, case, fn, pairs[0], t.ref)
         if bad:
             return _row(case, name, kind, None, size, "cuda-events", "WRONG: " + bad)
         return _row(case, name, kind, event_times_us(fn, pairs, repeats, 3), size, "cuda-events", note)
@@ -84,15 +98,16 @@ def bench_size(case: Case, size: Size, *, repeats: int = 20, buffers: int = 2, w
     first = case.manifest.stages[0]
     pairs = [(case.make_input(cupy, size, DTYPE, seed=i + 1), case.make_output(cupy, first, size, DTYPE))
              for i in range(buffers)]
+    t = _Timing(case, pairs, case.reference(cupy, first, pairs[0][0]), size, repeats)
     ceiling = case.manifest.ceiling
     entries = [(ceiling.id, "ceiling", _stage_fn(k, ceiling, size), "cuBLAS bf16 through torch.matmul, float32 "
                 "accumulation")]
     entries += [(s.id, "stage", _stage_fn(k, s, size), "") for s in (stages or case.manifest.stages)]
-    out = [_timed(case, pairs, size, repeats, e) for e in entries]
+    out = [_timed(t, e) for e in entries]
     if with_peers:
         for name, (fn, note) in peers(size).items():
             out.append(_row(case, name, "peer", None, size, "skipped", note) if fn is None
-                       else _timed(case, pairs, size, repeats, (name, "peer", fn, note)))
+                       else _timed(t, (name, "peer", fn, note)))
     base = next((r.tflops for r in out if r.kind == "ceiling"), float("nan"))
     for r in out:
         r.pct_of_ceiling = 100 * r.tflops / base
