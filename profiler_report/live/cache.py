@@ -32,13 +32,20 @@ from profiler_report.model.manifest import Stage
 from profiler_report.util.result_cache import ResultCache, digest, files_hash
 from profiler_report.util.timer import log
 
-#: NVRTC options every stage is compiled with (live/kernels.py compile_module).
+#: NVRTC options every stage is compiled with (live/kernels.py compile_module); the case adds its own.
 COMPILE_OPTIONS = ("-std=c++17", "-lineinfo")
 #: The tool's modules whose change changes how a stage is built, launched, validated or profiled.
 TOOL_MODULES = ("kernels.py", "target.py", "gpu.py", "ncu.py", "sanitizer.py")
 #: Machine facts every key holds (from gpu.device_info() and nvidia-smi's driver).
 MACHINE_FIELDS = ("gpu", "compute_capability", "driver", "cuda_driver_api", "cuda_runtime", "cupy")
 REUSE_SCHEMA = "profiler-report.reuse/1"
+
+
+def compile_options(case: Case, extra_options: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The NVRTC options of ``case``'s source: :data:`COMPILE_OPTIONS`, the case's own
+    (:attr:`Case.nvrtc_options`: an architecture-specific target such as ``-arch=sm_90a``, which
+    NVRTC takes over the plain ``-arch`` CuPy adds for the device), then ``extra_options``."""
+    return (*COMPILE_OPTIONS, *case.nvrtc_options, *extra_options)
 
 
 def text_hash(text: str) -> str:
@@ -98,7 +105,7 @@ def stage_key(case: Case, stage: Stage, size: dict[str, int], dtype: str, machin
     hash, :meth:`RunCache.code`); ``extra``: what the result adds (ncu version, section set, ...)."""
     return {"case": case.name, "stage": stage.id, "kernel": stage.kernel, "targs": list(stage.targs),
             "launch": stage.launch, "op": stage.op, "source": stage_source_hash(case.manifest.source_text(), stage),
-            "options": list(COMPILE_OPTIONS), "launch_config": launch_text(case, stage, size, dtype),
+            "options": list(compile_options(case)), "launch_config": launch_text(case, stage, size, dtype),
             "size": dict(sorted(size.items())), "dtype": dtype, "code": code, "machine": machine, **extra}
 
 

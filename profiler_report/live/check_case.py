@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass, field
 
 from profiler_report.errors import ProfilerReportError
+from profiler_report.live.cache import compile_options
 from profiler_report.model.base import Case, Launch
 from profiler_report.model.manifest import Stage
 from profiler_report.util.dtypes import ALL_CXX_TYPES
@@ -111,7 +112,7 @@ def _compile(case: Case, dtype: str, arch: str, found: dict[str, list[str]]) -> 
 
     names = [s.name_expression(ALL_CXX_TYPES[dtype]) for s, _ in _listed(case)]
     source = case.manifest.source
-    res = compile_source(case.manifest.source_text(), str(source), names, arch)
+    res = compile_source(case.manifest.source_text(), str(source), names, arch, compile_options(case))
     if not res.ok:
         found.setdefault(f"{compile_error(case, res.log).message} [{arch}]", []).append(dtype)
         return {}

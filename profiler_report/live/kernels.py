@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
+from profiler_report.live.cache import compile_options
 from profiler_report.live.gpu import Timing, event_times_us, import_cupy, memcpy_fn, poison, resident_blocks, timing
 from profiler_report.live.python_stages import adopt_result, call_function
 from profiler_report.model.base import Case, Launch, Size
@@ -36,7 +37,8 @@ def _names(case: Case, dtype: str, extra: tuple[Stage, ...] = ()) -> dict[Kernel
 
 def compile_module(case: Case, dtype: str, extra_options: tuple[str, ...] = (),
                    extra: tuple[Stage, ...] = ()) -> tuple[Any, dict[KernelKey, str]]:
-    """Compile the case's kernel source with NVRTC for this device, with ``-lineinfo``.
+    """Compile the case's kernel source with NVRTC for this device, with ``-lineinfo`` and the
+    case's own :attr:`~profiler_report.model.base.Case.nvrtc_options`.
 
     ``extra`` are stages outside the manifest to instantiate too (a bench's copy kernels and
     tile shapes).
@@ -52,7 +54,7 @@ def compile_module(case: Case, dtype: str, extra_options: tuple[str, ...] = (),
         return None, {}
     names = _names(case, dtype, extra)
     try:
-        module = cupy.RawModule(code=module_source(case), options=("-std=c++17", "-lineinfo", *extra_options),
+        module = cupy.RawModule(code=module_source(case), options=compile_options(case, extra_options),
                                 name_expressions=list(names.values()))
     except Exception as exc:
         if case.user_folder is None:

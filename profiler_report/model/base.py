@@ -136,6 +136,10 @@ class Case:
     #: Whether the stages are CUDA kernels of the manifest's source, compiled with NVRTC (a
     #: Python case's stages are functions: nothing to compile).
     compiles_cuda: bool = True
+    #: NVRTC options the case's source needs beyond the tool's own (``live.cache.COMPILE_OPTIONS``):
+    #: ``("-arch=sm_90a",)`` for wgmma, which only the architecture-specific target has. Part of
+    #: every compile (live runs, ``check-case``) and of the result cache's key.
+    nvrtc_options: tuple[str, ...] = ()
 
     # -- files --------------------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ REGISTRY = {
     "transpose": "profiler_report.cases.transpose",
     "reduction": "profiler_report.cases.reduction",
     "gemm": "profiler_report.cases.gemm",
+    "hgemm": "profiler_report.cases.hgemm",
 }
 #: The case a command uses when none is named.
 DEFAULT_CASE = "transpose"
