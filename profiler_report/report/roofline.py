@@ -3,8 +3,9 @@ arithmetic intensity at DRAM, L2 and L1) under the capture's own roofs, and its 
 
 The numbers come from :func:`profiler_report.analysis.roofline.roofline_table`; this module only
 lays them out. The roofs drawn are those of the launches' median clocks (each launch's own roofs
-are in the table); a launch without floating-point work cannot sit on a log axis and is named
-in a note with its DRAM throughput instead.
+are in the table); a launch without floating-point work cannot sit on the intensity axis and is
+named in a note with its DRAM throughput; where no launch does any (a transpose), the chart places
+each launch's DRAM, L2 and L1 throughput under the memory roofs instead.
 """
 
 from __future__ import annotations
@@ -25,14 +26,16 @@ ROOF_COLOR, SLOPE_COLORS = "#444444", {"dram": "#2b6cb0", "l2": "#38a169", "l1":
 class RooflineChartData:
     """What the chart draws: ``points`` (stage, role, level, ai, flops_per_s: one row per launch
     and level with finite, positive values), the roofs (FLOP/s; byte/s per level; the tensor roof
-    NaN when no launch used the tensor cores), and the launches without floating-point work
-    (stage, DRAM % of peak)."""
+    NaN when no launch used the tensor cores), the launches without floating-point work
+    (stage, DRAM % of peak) and their traffic (``memory``: stage, role, level, bytes_per_s), which
+    sits under the memory roofs alone."""
 
     points: pd.DataFrame
     peak_fp32: float
     peak_tensor: float
     peak_bytes: dict[str, float]
     no_work: tuple[tuple[str, float], ...]
+    memory: pd.DataFrame
 
 
 def chart_data(table: pd.DataFrame) -> RooflineChartData:
@@ -46,6 +49,9 @@ def chart_data(table: pd.DataFrame) -> RooflineChartData:
                 rows.append({"stage": r["stage"], "role": r["role"], "level": level, "ai": ai, "flops_per_s": y})
     no_work = tuple((str(r["stage"]), 100 * float(r["dram_bytes_per_s"]) / float(r["peak_dram_bytes_per_s"]))
                     for r in records if r["bound"] == "no work")
+    memory = [{"stage": r["stage"], "role": r["role"], "level": level, "bytes_per_s": float(r[f"{level}_bytes_per_s"])}
+              for r in records if r["bound"] == "no work" for level in MARKERS
+              if math.isfinite(float(r[f"{level}_bytes_per_s"])) and float(r[f"{level}_bytes_per_s"]) > 0]
     return RooflineChartData(
         pd.DataFrame(rows, columns=["stage", "role", "level", "ai", "flops_per_s"]),
         float(table["peak_fp32_flops_per_s"].median()) if len(table) else math.nan,
@@ -53,6 +59,7 @@ def chart_data(table: pd.DataFrame) -> RooflineChartData:
         if table["peak_tensor_flops_per_s"].notna().any() else math.nan,
         {level: float(table[f"peak_{level}_bytes_per_s"].median()) if len(table) else math.nan for level in MARKERS},
         no_work,
+        pd.DataFrame(memory, columns=["stage", "role", "level", "bytes_per_s"]),
     )
 
 
@@ -78,9 +85,10 @@ def _svg(plt: Any, fig: Any) -> str:
 
 
 def draw(data: RooflineChartData) -> str:
-    """The log-log chart as SVG text; "" when no launch has a point to place."""
+    """The log-log chart as SVG text; the memory roofs alone (:func:`draw_memory`) when no launch
+    did floating-point work; "" when there is nothing to place."""
     if data.points.empty:
-        return ""
+        return draw_memory(data) if not data.memory.empty else ""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.0, 4.6))
     fig.subplots_adjust(left=0.12, right=0.70, top=0.95, bottom=0.12)
@@ -111,6 +119,35 @@ def draw(data: RooflineChartData) -> str:
     ax.set_ylim(float(data.points["flops_per_s"].min()) / 4, top * 2)
     ax.set_xlabel("arithmetic intensity (FLOP/byte): o DRAM, ^ L2, s L1")
     ax.set_ylabel("achieved FLOP/s")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    return _svg(plt, fig)
+
+
+def draw_memory(data: RooflineChartData) -> str:
+    """The roofline of launches that do no floating-point work (a copy, a transpose): their
+    achieved DRAM, L2 and L1 throughput (o ^ s, as on the log-log chart) per launch, under the
+    same capture's roof of each level (dashed lines)."""
+    plt = _pyplot()
+    stages = list(dict.fromkeys(data.memory["stage"]))
+    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    fig.subplots_adjust(left=0.10, right=0.72, top=0.95, bottom=0.30)
+    for level, bw in data.peak_bytes.items():
+        if math.isfinite(bw):
+            ax.axhline(bw / 1e12, color=SLOPE_COLORS[level], lw=1.2, ls="--", label=f"{level.upper()} roof "
+                       f"{bw / 1e12:.2f} TB/s")
+    for level, grp in data.memory.groupby("level", sort=False):
+        xs = [stages.index(s) for s in grp["stage"]]
+        ax.scatter(xs, grp["bytes_per_s"] / 1e12, marker=MARKERS[str(level)], color=SLOPE_COLORS[str(level)], s=24,
+                   zorder=3, label=f"{str(level).upper()} achieved")
+    ax.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    # Plain tick labels: mathtext ones leave "}}" in the SVG's comments, which reads as template syntax.
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(range(len(stages)), stages, rotation=45, ha="right", fontsize=7)
+    ax.set_ylabel("achieved bytes/s (TB/s), log scale")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     return _svg(plt, fig)
@@ -152,6 +189,9 @@ def roofline_section(table: pd.DataFrame, svg: str) -> Roofline | None:
     notes = [f"Roofs from the capture's peak metrics at each launch's own clock (SM {clocks.min():.2f}-"
              f"{clocks.max():.2f} GHz here); the chart draws them at the median clock. Work: FADD + FMUL + 2 FFMA "
              "(and FP64, tensor-core ops) from the SASS counters; L2 and L1 traffic as ncu's roofline counts it."]
+    if data.no_work and data.points.empty:
+        notes.append("No launch here does floating-point work, so none has an arithmetic intensity: the chart "
+                     "places each launch's DRAM, L2 and L1 throughput under the memory roofs of the same capture.")
     notes += [f"{stage}: no floating-point work (integer and memory instructions only), so no point on a log "
               f"axis; its DRAM traffic ran at {pct:.0f} % of the DRAM peak." for stage, pct in data.no_work]
     return Roofline(_rows(table), tuple(notes), svg)

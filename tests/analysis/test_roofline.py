@@ -93,8 +93,19 @@ def test_chart_places_every_reduction_launch_with_work_and_names_the_others(redu
     assert len(data.points) == 3 * 10  # ten launches with adds, at DRAM, L2 and L1
     assert [s for s, _ in data.no_work] == ["read_ceiling"]
     assert draw(data).startswith("<svg")
-    empty = chart_data(transpose)
-    assert empty.points.empty and len(empty.no_work) == len(transpose) and draw(empty) == ""
-    section = roofline_section(transpose, "")
+    assert list(data.memory["stage"].unique()) == ["read_ceiling"]  # the one launch without adds
+
+
+def test_a_ladder_without_floating_point_work_sits_under_its_memory_roofs(transpose):
+    data = chart_data(transpose)
+    assert data.points.empty and len(data.no_work) == len(transpose)
+    # every launch at DRAM, L2 and L1, each under the roof of its level
+    assert len(data.memory) == 3 * len(transpose)
+    for level, grp in data.memory.groupby("level"):
+        assert (grp["bytes_per_s"] <= 1.001 * data.peak_bytes[level]).all()
+    svg = draw(data)
+    assert svg.startswith("<svg") and "DRAM roof 4.81 TB/s" in svg and "vec_colwalk" in svg
+    section = roofline_section(transpose, svg)
     assert section is not None and len(section.rows) == len(transpose)
     assert sum("no floating-point work" in n for n in section.notes) == len(transpose)
+    assert any("under the memory roofs" in n for n in section.notes)

@@ -93,8 +93,9 @@ def test_stage_sections_show_numbers_and_verdicts(html, f32_analysis):
     assert f32_analysis.verdicts["smem"] in html.replace("&gt;", ">")
     assert "16,252,928" in html  # smem excessive shared wavefronts
     assert "confirmed" in html
-    # The overview chart once (no per-stage copy of it), a stall chart per stage.
-    assert html.count("<svg") == 1 + len(STAGES)
+    # The overview chart once (no per-stage copy of it), a stall chart per stage, the roofline
+    # (the memory roofs: no launch of the transpose does floating-point work).
+    assert html.count("<svg") == 1 + len(STAGES) + 1
 
 
 def test_bandwidth_chart_data_without_timings(f32_analysis):

@@ -1,0 +1,71 @@
+"""The recorded live reports of the two GEMM ladders on the H200 (reports/h200-gemm/: float32 on
+the CUDA cores at 4096^3; reports/h200-hgemm/: bf16 on the tensor cores at 8192^3; captures kept
+as ncu's zstd-compressed profile.ncu-repz): the compute-bound story read back from the counters:
+coalescing, the FMA pipe rising along the register tiling, no spills, warpgroup MMA telling WGMMA
+from mma.sync, and the roofline's counted work against 2 M N K."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from profiler_report.analysis.run import load_run
+
+ROOT = Path(__file__).resolve().parents[2]
+SGEMM = ROOT / "reports" / "h200-gemm" / "profile.ncu-repz"
+HGEMM = ROOT / "reports" / "h200-hgemm" / "profile.ncu-repz"
+
+
+@pytest.fixture(scope="module")
+def sgemm():
+    return load_run(SGEMM)
+
+
+@pytest.fixture(scope="module")
+def hgemm():
+    return load_run(HGEMM)
+
+
+def _col(run, column):
+    return dict(zip(run.summary["stage"], run.summary[column], strict=True))
+
+
+def test_every_stage_was_correct_and_has_its_verdict(sgemm, hgemm):
+    for run in (sgemm, hgemm):
+        assert all(v["correct"] for v in run.sidecars.validation)
+        stages = [s for s in run.stages() if s != "cublas"]
+        assert set(run.analysis.verdicts) == set(stages)
+        assert set(run.analysis.expectations["stage"]) <= set(stages)
+
+
+def test_coalescing_then_register_tiling_fill_the_fma_pipe(sgemm):
+    eff, fma = _col(sgemm, "global_load_efficiency_pct"), _col(sgemm, "fma_pipe_pct")
+    assert eff["naive"] == pytest.approx(12.5) and eff["coalesced"] > 80  # 4 useful bytes per sector -> most
+    ladder = ["shared_tiles", "blocktile_1d", "blocktile_2d", "vectorized", "conflict_free", "warptile"]
+    assert [fma[s] for s in ladder] == sorted(fma[s] for s in ladder)  # each step keeps the pipe busier
+    assert fma["warptile"] > 60 and fma["cublas"] > fma["warptile"]
+    assert all(v == 0 for v in _col(sgemm, "local_sectors").values())  # no spills anywhere
+    assert _col(sgemm, "ffma_per_shared_load")["blocktile_2d"] == pytest.approx(16)  # 16 shared loads feed 64 FFMAs
+
+
+def test_warpgroup_mma_tells_wgmma_from_mma_sync(hgemm):
+    gmma, tensor = _col(hgemm, "gmma_inst_pct"), _col(hgemm, "tensor_pipe_pct")
+    assert gmma["mma_sync"] == 0 and gmma["wgmma"] > 0 and gmma["wide_tile"] > 0
+    assert tensor["mma_sync"] < tensor["wgmma"] < tensor["wide_tile"] < tensor["cublas"]
+    paths = dict(zip(hgemm.analysis.roofline["stage"], hgemm.analysis.roofline["tensor_path"], strict=True))
+    assert paths["mma_sync"].startswith("hmma_") and paths["wgmma"].startswith("hgmma_")
+
+
+@pytest.mark.parametrize("which", ["sgemm", "hgemm"])
+def test_the_counted_work_is_2mnk(which, request):
+    """FLOP/s from the SASS counters x ncu's duration = 2 M N K for our stages (within 0.1 %);
+    cuBLAS's kernels may do a little more (bf16 here: 1.6 % more)."""
+    run = request.getfixturevalue(which)
+    p = run.provenance
+    work = 2 * p["profile_m"] * p["profile_n"] * p["profile_k"]
+    roof, dur = run.analysis.roofline.set_index("stage"), _col(run, "duration_us")
+    for stage in run.stages():
+        counted = roof.loc[stage, "flops_per_s"] * dur[stage] * 1e-6
+        assert counted == pytest.approx(work, rel=1e-3 if stage != "cublas" else 2e-2), stage
+        assert roof.loc[stage, "bound"] == "compute" and 0 < roof.loc[stage, "pct_of_roof"] <= 100
