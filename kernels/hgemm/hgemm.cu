@@ -419,3 +419,55 @@ __global__ void __launch_bounds__(256, 1) hgemm_wide_tile(const T* __restrict__ 
     store_wgmma_tile(C, d, bm + wg * 64, bn, M, N, tid % 128);
 }
 // end stage
+
+// stage: mma_in_flight
+// The wide tile with its MMAs kept in flight: after issuing tile kt's wgmmas a warpgroup waits
+// only for tile kt - 1's (wgmma.wait_group 1), so the tensor pipe never drains between tiles.
+// The copies then go two tiles ahead, into the buffer tile kt - 2 used: the last one no MMA may
+// still be reading.
+template <typename T, int STAGES>
+__global__ void __launch_bounds__(256, 1) hgemm_mma_in_flight(const T* __restrict__ A, const T* __restrict__ B,
+                                                              T* __restrict__ C, int M, int N, int K, int ld)
+{
+    static_assert(STAGES >= 3, "two tiles in flight plus the one the MMAs read");
+    constexpr int BM = 128, BN = 256, BK = 64;
+    constexpr unsigned A_BYTES = BM * BK * 2, TILE_BYTES = A_BYTES + BN * BK * 2;
+    extern __shared__ unsigned char smem[];
+    const unsigned base = (smem_u32(smem) + 1023u) & ~1023u;  // the swizzle needs 1024-byte-aligned tiles
+    const int tid = threadIdx.x, wg = tid / 128;
+    const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
+    const int ktiles = (ld + BK - 1) / BK;
+    float d[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+
+    auto load = [&](int kt, int s) {
+        load_tile_sw128<BM>(base + s * TILE_BYTES, A, bm, M, kt * BK, ld, tid);
+        load_tile_sw128<BN>(base + s * TILE_BYTES + A_BYTES, B, bn, N, kt * BK, ld, tid);
+    };
+
+    for (int s = 0; s < STAGES - 2; ++s) {
+        if (s < ktiles) load(s, s);
+        cp_async_commit();
+    }
+    for (int kt = 0; kt < ktiles; ++kt) {
+        cp_async_wait<STAGES - 3>();  // tile kt has landed (this thread's part of it)
+        fence_proxy_async();          // ... and is visible to wgmma's operand reads
+        __syncthreads();              // every thread's part; every warpgroup's MMAs of tile kt - 2 are done
+        const int next = kt + STAGES - 2;
+        if (next < ktiles) load(next, next % STAGES);  // into the buffer tile kt - 2 used
+        cp_async_commit();
+        const unsigned sa = base + (kt % STAGES) * TILE_BYTES + wg * 64 * 128, sb = base + (kt % STAGES) * TILE_BYTES + A_BYTES;
+        fence_acc(d);
+        wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < BK / 16; ++k) wgmma_m64n256k16(d, desc_sw128(sa + 32 * k), desc_sw128(sb + 32 * k));
+        wgmma_commit();
+        wgmma_wait<1>();  // tile kt - 1's MMAs are done; tile kt's may still run
+        fence_acc(d);
+    }
+    wgmma_wait<0>();
+    fence_acc(d);
+    store_wgmma_tile(C, d, bm + wg * 64, bn, M, N, tid % 128);
+}
+// end stage

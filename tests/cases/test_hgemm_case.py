@@ -22,7 +22,7 @@ NP = types.SimpleNamespace(**{n: getattr(np, n) for n in dir(np) if not n.starts
 
 
 def test_manifest_is_the_ladder_and_cublas_is_a_library_ceiling():
-    assert [s.id for s in CASE.manifest.stages] == ["mma_sync", "wgmma", "wide_tile"]
+    assert [s.id for s in CASE.manifest.stages] == ["mma_sync", "wgmma", "wide_tile", "mma_in_flight"]
     ceiling = CASE.manifest.ceiling
     assert ceiling.id == "cublas" and ceiling.launch == "library" and ceiling.kernel == ""
     assert CASE.work_unit == "TFLOP/s" and CASE.summary_columns[0] == "event_tflops"
@@ -49,7 +49,7 @@ def test_launch_shapes_cover_c_and_fit_shared_memory(mnk):
         assert shape.block == (256,) and shape.grid == (-(-n // bn), -(-m // bm))
         assert shape.grid[0] * bn >= n and shape.grid[1] * bm >= m
         assert shape.shared_bytes <= geo.MAX_SHARED
-    wgmma, wide = CASE.manifest.stages[1:]
+    wgmma, wide = CASE.manifest.stages[1:3]
     assert CASE.launch(wgmma, size, "bfloat16").shared_bytes == 4 * 32 * 1024 + 1024
     assert CASE.launch(wide, size, "bfloat16").shared_bytes == 4 * 48 * 1024 + 1024
 
