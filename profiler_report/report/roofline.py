@@ -136,10 +136,11 @@ def draw_memory(data: RooflineChartData) -> str:
         if math.isfinite(bw):
             ax.axhline(bw / 1e12, color=SLOPE_COLORS[level], lw=1.2, ls="--", label=f"{level.upper()} roof "
                        f"{bw / 1e12:.2f} TB/s")
-    for level, grp in data.memory.groupby("level", sort=False):
+    for key, grp in data.memory.groupby("level", sort=False):
+        name = str(key)
         xs = [stages.index(s) for s in grp["stage"]]
-        ax.scatter(xs, grp["bytes_per_s"] / 1e12, marker=MARKERS[str(level)], color=SLOPE_COLORS[str(level)], s=24,
-                   zorder=3, label=f"{str(level).upper()} achieved")
+        ax.scatter(xs, grp["bytes_per_s"] / 1e12, marker=MARKERS[name], color=SLOPE_COLORS[name], s=24,
+                   zorder=3, label=f"{name.upper()} achieved")
     ax.set_yscale("log")
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
