@@ -63,25 +63,26 @@ class Story:
         return self.stages.get(sid, StageStory())
 
 
-def peers_run_note(summary: pd.DataFrame, bench: list[dict[str, Any]]) -> str:
-    """Which run the peers table's GB/s come from, against the timing run the ladder shows: the
-    stages timed in both and the largest difference between the two runs, and where. '' when no
-    stage is in both."""
-    if "event_gbps" not in summary:
+def peers_run_note(summary: pd.DataFrame, bench: list[dict[str, Any]], unit: str = "GB/s") -> str:
+    """Which run the peers table's figures (GB/s, or TFLOP/s: ``unit``) come from, against the
+    timing run the ladder shows: the stages timed in both and the largest difference between the
+    two runs, and where. '' when no stage is in both."""
+    col, key = ("event_tflops", "tflops") if unit == "TFLOP/s" else ("event_gbps", "gbps")
+    if col not in summary:
         return ""
-    ours = {r["stage"]: float(r["event_gbps"]) for _, r in summary.iterrows()
-            if math.isfinite(float(r["event_gbps"])) and float(r["event_gbps"]) > 0}
-    theirs = {r["name"]: float(r["gbps"]) for r in bench
-              if r.get("kind") in ("stage", "ceiling") and r.get("gbps") is not None and r["gbps"] == r["gbps"]}
+    ours = {r["stage"]: float(r[col]) for _, r in summary.iterrows()
+            if math.isfinite(float(r[col])) and float(r[col]) > 0}
+    theirs = {r["name"]: float(r[key]) for r in bench
+              if r.get("kind") in ("stage", "ceiling") and r.get(key) is not None and r[key] == r[key]}
     both = [n for n in ours if n in theirs]
     if not both:
         return ""
     worst = max(both, key=lambda n: abs(theirs[n] / ours[n] - 1) if ours[n] else 0.0)
-    d = column_decimals([ours[worst], theirs[worst]], "GB/s")
+    d = column_decimals([ours[worst], theirs[worst]], unit)
     return (f"Two timing runs, side by side: \"peer run\" is bench.json (the stages timed in one process with "
             f"the peers, the fair comparison with them); \"timing run\" is timings.json, the figure the rest "
             f"of the page shows. They differ by up to {abs(theirs[worst] / ours[worst] - 1):.1%} "
-            f"({worst}: {fmt(ours[worst], decimals=d)} and {fmt(theirs[worst], decimals=d)} GB/s), "
+            f"({worst}: {fmt(ours[worst], decimals=d)} and {fmt(theirs[worst], decimals=d)} {unit}), "
             "the run-to-run spread.")
 
 
@@ -148,4 +149,4 @@ def tell(analysis: Analysis, case: Case | None, *, capture: Capture | None = Non
         if case is not None and case.manifest.claims else []
     stories = _stage_stories(analysis, case, capture, dtype, counters)
     return Story(lad, tuple(experiments), tuple(claims), MappingProxyType(stories),
-                 peers_run_note(analysis.summary, bench or []), **_sweeps(sweep))
+                 peers_run_note(analysis.summary, bench or [], case.work_unit if case else "GB/s"), **_sweeps(sweep))

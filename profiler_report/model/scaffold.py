@@ -20,7 +20,7 @@ from profiler_report.util.resources import resource_dir
 #: The files of a new case folder, in ``templates/new_case/``.
 SCAFFOLD_FILES = ("case.py", "kernels.cu", "stages.toml", "thresholds.toml", "README.md")
 #: The files of a new Python ladder, in ``templates/new_python_case/``.
-PYTHON_SCAFFOLD_FILES = ("case.py", "stages.py", "stages.toml", "README.md")
+PYTHON_SCAFFOLD_FILES = ("case.py", "stages.py", "stages.toml", "thresholds.toml", "README.md")
 #: Replaced by the case's name in every file.
 PLACEHOLDER = "NEW_CASE_NAME"
 

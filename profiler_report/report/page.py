@@ -59,6 +59,7 @@ class LadderTable:
     pct_column: str = ""
     ceiling_name: str = ""  # the ceiling and its figure as a cell reads it ("" when none)
     ceiling_figure: str = ""
+    ceiling_unit: str = "GB/s"  # the figure's unit: TFLOP/s for a case judged in it
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ def ladder_table(lad: Ladder, summary: pd.DataFrame, rules: CellRules) -> Ladder
         figure = str(cell({"stage": sp.ceiling, sp.column: sp.ceiling_gbps}, sp.column, rules))
     return LadderTable(tuple(lines), sp.label, f"% of {sp.ceiling}" if sp.pct_column else "",
                        f"{sp.ceiling}: {figure} {sp.unit}" if figure else "", sp.column, sp.pct_column,
-                       sp.ceiling if figure else "", figure)
+                       sp.ceiling if figure else "", figure, sp.unit)
 
 
 def _stages(inp: PageInputs, rules: CellRules, drawn: dict[str, Any]) -> tuple[StageSection, ...]:
@@ -183,7 +184,8 @@ def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = No
     sections = (
         roofline_section(a.roofline, scope_ids(drawn.get("roofline") or "", "roofline-")),
         sec.comparison(inp.comparison, inp.comparison_note),
-        sec.peers(inp.bench, story.peers_note, _timing_texts(table), scope_ids(drawn.get("peers") or "", "peers-")),
+        sec.peers(inp.bench, story.peers_note, _timing_texts(table), scope_ids(drawn.get("peers") or "", "peers-"),
+                  table.ceiling_unit),
         sec.sweep(story.sweep, story.sweep_verdicts, scope_ids(drawn.get("sweep") or "", "sweep-")),
         sec.shapes(story.shapes, story.shape_verdicts, scope_ids(drawn.get("shapes") or "", "shapes-")),
         *sec.experiments(story.experiments),

@@ -54,6 +54,7 @@ class Peers:
     note: str
     pct_label: str
     svg: str
+    unit: str = "GB/s"  # of both figure columns: the ladder's (TFLOP/s for a case judged in it)
     anchor: str = "peers"
     title: str = "Versus peers"
     folded: bool = False
@@ -149,12 +150,13 @@ def comparison(rows: list[dict[str, Any]], note: str) -> Comparison | None:
     return Comparison(tuple(rows), note) if rows else None
 
 
-def peers(bench: list[dict[str, Any]] | None, note: str, timing: dict[str, str], svg: str) -> Peers | None:
+def peers(bench: list[dict[str, Any]] | None, note: str, timing: dict[str, str], svg: str,
+          unit: str = "GB/s") -> Peers | None:
     if not bench:
         return None
     rows = tuple({**r, "timing_run": timing.get(r["name"], "") if r["kind"] in ("stage", "ceiling") else ""}
-                 for r in bench_rows(bench))
-    return Peers(rows, note, pct_label(bench), svg)
+                 for r in bench_rows(bench, unit))
+    return Peers(rows, note, pct_label(bench), svg, unit)
 
 
 def sweep(rows: tuple[dict[str, Any], ...], verdicts: tuple[str, ...], svg: str) -> Sweep | None:

@@ -25,21 +25,23 @@ def pct_label(bench: list[dict[str, Any]]) -> str:
     return "% of ceiling kernel" if any("pct_of_ceiling" in r for r in bench) else "% of memcpy"
 
 
-def bench_rows(bench: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """Rows of the peers table; ``vs_best_peer`` is GB/s over the fastest peer's GB/s at the same
-    size and dtype ("" where no peer ran there); ``pct`` is :func:`pct_of_reference`."""
+def bench_rows(bench: list[dict[str, Any]], unit: str = "GB/s") -> list[dict[str, str]]:
+    """Rows of the peers table; ``gbps`` is each row's figure in ``unit`` (bench.json's ``gbps``,
+    or ``tflops`` for a case judged in TFLOP/s); ``vs_best_peer`` is that over the fastest peer's
+    at the same size and dtype ("" where no peer ran there); ``pct`` is :func:`pct_of_reference`."""
+    key_of = "tflops" if unit == "TFLOP/s" else "gbps"
     best: dict[tuple[str, Any], float] = {}
     for r in bench:
-        g = r.get("gbps")
+        g = r.get(key_of)
         if r["kind"] == "peer" and g is not None and g == g and not r.get("note", "").startswith("WRONG"):
             key = (size_key(r), r["dtype"])
             best[key] = max(best.get(key, 0.0), float(g))
     out = []
     for r in bench:
-        g, ref = r.get("gbps"), best.get((size_key(r), r["dtype"]))
+        g, ref = r.get(key_of), best.get((size_key(r), r["dtype"]))
         ratio = f"{g / ref:.3f}x" if ref and g is not None and g == g else ""
         note = ("chosen (the profiled configuration); " if r.get("chosen") else "") + r.get("note", "")
-        out.append({"name": r["name"], "kind": r["kind"], "gbps": fmt(g, "GB/s"),
+        out.append({"name": r["name"], "kind": r["kind"], "gbps": fmt(g, unit),
                     "pct": fmt(pct_of_reference(r), "%"), "vs_best_peer": ratio,
                     "median_us": fmt(r.get("median_us"), "us"),
                     "spread": f"{fmt(r.get('p10_us'), 'us')} - {fmt(r.get('p90_us'), 'us')}",

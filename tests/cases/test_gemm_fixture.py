@@ -86,3 +86,13 @@ def test_each_ladder_against_its_own_gate(which, case, short, request):
     results = check_run(load_thresholds(get_case(case).thresholds()), run)
     failed = {(r.stage, r.rule) for r in results if r.verdict != "pass"}
     assert len(results) > 10 and failed == short, failed
+
+
+def test_the_page_states_tflops_where_the_case_is_judged_in_them(tmp_path):
+    from profiler_report.report.build import render_capture
+
+    _, files, _ = render_capture(SGEMM, tmp_path / "page", live=True)
+    html = next(f for f in files if f.name == "index.html").read_text()
+    assert "Ceiling (not a stage): cublas:" in html and "</span> TFLOP/s</td>" in html
+    assert "<th>TFLOP/s, peer run</th><th>TFLOP/s, timing run</th>" in html
+    assert "GB/s, timing run" not in html

@@ -20,6 +20,8 @@ HISTOGRAM = ROOT / "examples" / "histogram"
 HIST_CAPTURE = ROOT / "tests" / "data" / "h200_histogram" / "profile.ncu-rep"
 #: The scaffold's live report (``new-case`` then ``run --case``), committed with its capture.
 SCAFFOLD_CAPTURE = ROOT / "reports" / "h200-scaffold" / "profile.ncu-repz"
+#: The Python scaffold's live report (``new-case --python /tmp/pyladder`` then ``run --case``).
+PY_SCAFFOLD_CAPTURE = ROOT / "reports" / "h200-pyscaffold" / "profile.ncu-repz"
 SWAPPED_HIST = ("--stage", "global_atomics=hist_global", "--stage", "shared_atomics=hist_shared",
                 "--stage", "warp_private=hist_warp_vec", "--stage", "warp_private_vec=hist_warp$",
                 "--ceiling", "copy=copy_bytes")
@@ -56,3 +58,13 @@ def test_the_scaffold_passes_its_own_gate_and_fails_a_regression(monkeypatch, ca
                "--stage", "vector=scale_vector", "--ceiling", "copy=copy_kernel")
     code, out, _ = cli(monkeypatch, capsys, "check", SCAFFOLD_CAPTURE, "--case", dest, *swapped)
     assert code == 1 and "FAIL coalesced: global_load_efficiency_pct == 100 %" in out
+
+
+def test_the_python_scaffold_passes_its_own_gate(monkeypatch, capsys, tmp_path):
+    dest = tmp_path / "pyladder"  # the name the recorded run's folder had
+    new_case(dest, python=True)
+    rules = load_thresholds(get_case(str(dest)).thresholds()).rules
+    assert {r.stage for r in rules} <= set(get_case(str(dest)).manifest.stage_ids()) and rules
+    code, out, err = cli(monkeypatch, capsys, "check", PY_SCAFFOLD_CAPTURE, "--case", dest)
+    assert code == 0, out + err
+    assert "3 passed, 0 failed" in out
