@@ -64,7 +64,9 @@ def _speed(r: pd.Series, ceiling: bool = False) -> str:
         pct = r.get("pct_of_copy_kernel")
         ceiling_pct = f", {fmt(pct, '%')} of the ceiling" if not _nan(pct) and not ceiling else ""
         gbps = fmt(r["event_gbps"], "GB/s")
-        return f"{fmt(r['event_median_us'], 'us')} us event-timed median, {gbps} GB/s{ceiling_pct}"
+        tflops = r.get("event_tflops")  # the work model's floating-point work over the time, where it counts any
+        work = f", {fmt(tflops, 'TFLOP/s')} TFLOP/s" if tflops is not None and not _nan(tflops) and tflops > 0 else ""
+        return f"{fmt(r['event_median_us'], 'us')} us event-timed median, {gbps} GB/s{work}{ceiling_pct}"
     return f"{fmt(r['duration_us'], 'us')} us (ncu, a single profiled launch; no event timings)"
 
 
