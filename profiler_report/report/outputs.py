@@ -58,7 +58,7 @@ def _table(s: SummaryInput) -> str:
 def _agent(s: SummaryInput) -> str:
     from profiler_report.report.text import agent_text
 
-    return agent_text(s.analysis, s.captures, s.origin)
+    return agent_text(s.analysis, s.captures, s.origin, s.case)
 
 
 SUMMARY: Writers[SummaryInput] = Writers(
