@@ -16,11 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from profiler_report.cases.gemm.bench import HARNESS, BenchRow, as_json, table  # noqa: F401 (the harness interface)
+from profiler_report.cases.gemm.bench import HARNESS, BenchRow, as_json, check_output, table  # noqa: F401 (the harness interface)
 from profiler_report.cases.hgemm import views
 from profiler_report.live.bench import PeerUnavailable, import_peer
 from profiler_report.live.fanout import SweepPoint
-from profiler_report.live.gpu import event_times_us, import_cupy, poison
+from profiler_report.live.gpu import event_times_us, import_cupy
 from profiler_report.live.kernels import Kernels, compile_module
 from profiler_report.model.base import Case, Size
 from profiler_report.model.manifest import Stage
@@ -42,20 +42,6 @@ def _row(case: Case, name: str, kind: str, us: list[float] | None, size: Size, t
                     float("nan"), timing, note)
 
 
-def _check(cupy: Any, case: Case, fn: Fn, pair: tuple[Any, Any], ref: Any) -> str:
-    """'' when ``fn`` computes C within the case's bound (``ref``: the reference of ``pair``'s
-    input) on ``pair``, else a message."""
-    src, dst = pair
-    poison(cupy, dst)
-    fn(src, dst)
-    cupy.cuda.runtime.deviceSynchronize()
-    got = case.compare(cupy, dst, ref)
-    if got.ok:
-        return ""
-    return (f"{got.mismatches} elements outside the bound, first at {got.first_wrong}: expected {got.expected}, "
-            f"got {got.got}")
-
-
 @dataclass(frozen=True)
 class _Timing:
     """How one size's entries are timed: the case, its input pairs at ``size``, the reference of the
@@ -75,7 +61,7 @@ def _timed(t: _Timing, entry: tuple[str, str, Fn, str]) -> BenchRow:
     case, pairs, size, repeats = t.case, t.pairs, t.size, t.repeats
     cupy = import_cupy()
     try:
-        bad = _check(cupy, case, fn, pairs[0], t.ref)
+        bad = check_output(cupy, case, fn, pairs[0], t.ref)
         if bad:
             return _row(case, name, kind, None, size, "cuda-events", "WRONG: " + bad)
         return _row(case, name, kind, event_times_us(fn, pairs, repeats, 3), size, "cuda-events", note)
