@@ -18,14 +18,14 @@ INT_CXX_TYPES = {"uint8": "unsigned char", "int32": "int", "uint32": "unsigned i
 
 #: Dtypes CuPy lacks: the tool's buffers hold them as raw words of this CuPy dtype (CuPy has no
 #: bfloat16), viewed as the dtype itself by Python stage functions (:mod:`profiler_report.util.tensors`).
-PYTHON_ONLY_STORAGE = {"bfloat16": "uint16"}
+WORD_STORAGE = {"bfloat16": "uint16"}
 
 #: C++ element type of those dtypes in a kernel: the raw 16-bit words (the kernel converts them
 #: itself, e.g. with PTX ``cvt``, so NVRTC needs no cuda_bf16.h); the hgemm case runs in bfloat16.
 STORAGE_CXX_TYPES = {"bfloat16": "unsigned short"}
 
 #: Every dtype ``--dtype`` accepts: a case says which of them it runs in.
-ALL_DTYPES = (*DTYPES, *INT_CXX_TYPES, *PYTHON_ONLY_STORAGE)
+ALL_DTYPES = (*DTYPES, *INT_CXX_TYPES, *WORD_STORAGE)
 
 #: dtype -> C++ element type, for every dtype of :data:`ALL_DTYPES`.
 ALL_CXX_TYPES = {**CXX_TYPES, **INT_CXX_TYPES, **STORAGE_CXX_TYPES}

@@ -2,7 +2,7 @@
 
 The tool's buffers are CuPy arrays (poisoned, rotated and copied by the generic pipeline); a
 Python stage's function receives them as ``torch.Tensor`` views of the run's dtype. bfloat16,
-which CuPy lacks, is stored as uint16 words (:data:`~profiler_report.util.dtypes.PYTHON_ONLY_STORAGE`)
+which CuPy lacks, is stored as uint16 words (:data:`~profiler_report.util.dtypes.WORD_STORAGE`)
 and viewed as ``torch.bfloat16``. torch is imported on first use: only GPU processes call these.
 """
 
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from profiler_report.util.dtypes import PYTHON_ONLY_STORAGE
+from profiler_report.util.dtypes import WORD_STORAGE
 
 
 def storage_dtype(dtype: str) -> str:
     """The CuPy dtype a buffer of ``dtype`` elements is allocated with: uint16 for bfloat16,
     else ``dtype`` itself."""
-    return PYTHON_ONLY_STORAGE.get(dtype, dtype)
+    return WORD_STORAGE.get(dtype, dtype)
 
 
 def as_tensor(array: Any, dtype: str) -> Any:
@@ -28,7 +28,7 @@ def as_tensor(array: Any, dtype: str) -> Any:
         return array
     if not hasattr(array, "__dlpack__"):
         return array
-    if dtype in PYTHON_ONLY_STORAGE:  # int16 through DLPack: every torch version takes it (uint16 not)
+    if dtype in WORD_STORAGE:  # int16 through DLPack: every torch version takes it (uint16 not)
         return torch.from_dlpack(array.view("int16")).view(getattr(torch, dtype))
     return torch.from_dlpack(array)
 
