@@ -11,8 +11,8 @@
 # Each capture is kept as profile.ncu-repz, ncu's zstd-compressed report (about 45 MB -> 1.7 MB:
 # every PyTorch kernel's result embeds its whole module's cubin), and the page is rendered again
 # from it. The float32 folder is the CPU tests' fixture (tests/cases/test_softmax_fixture.py).
-# Without zstd on the GPU machine, compress there-after on any machine: zstd -19 --rm profile.ncu-rep
-# -o profile.ncu-repz, then python scripts/rerender_live_report.py FOLDER.
+# (scripts/keep_compressed.sh). Without zstd on the GPU machine, run that script on the folders
+# afterwards on any machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -22,11 +22,7 @@ record() {  # record OUT ARGS...: make report into OUT, then keep its capture co
   local out=$1; shift
   make -s report CASE=examples/softmax OUT="$out" PYTHON="$PY" ARGS="--profile-size rows=8192 $*" 2>&1 | tee "$out.log"
   mv "$out.log" "$out/make_report.log"
-  if command -v zstd >/dev/null; then
-    zstd -19 -q -f --rm "$out/profile.ncu-rep" -o "$out/profile.ncu-repz"
-    rm -f "$out/profile-parts.json"  # it names profile.ncu-rep: one capture holds the whole ladder
-    "$PY" scripts/rerender_live_report.py "$out"
-  fi
+  if command -v zstd >/dev/null; then bash scripts/keep_compressed.sh "$out" "$PY"; fi
 }
 record reports/h200-softmax
 record reports/h200-softmax-bf16 --dtype bfloat16
