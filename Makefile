@@ -72,7 +72,7 @@ bench:
 check: venv-render
 	@rep="$(CAPTURE)"; \
 	if [ -z "$$rep" ]; then dir=$$(bash scripts/recorded_report.sh $(VENV)/bin/python "$(CASE)") || exit $$?; \
-	  rep=$$dir/profile.ncu-rep; [ -f "$$rep" ] || [ ! -f "$$rep"z ] || rep=$$rep"z"; fi; \
+	  rep=$$(bash scripts/report_capture.sh "$$dir"); fi; \
 	if [ ! -f "$$rep" ]; then echo "make check: no capture $$rep (fix: pass CAPTURE=path/to/profile.ncu-rep, or record one: make report on a GPU)" >&2; exit 2; fi; \
 	echo "profiler-report check $$rep$(if $(CASE), --case $(CASE))"; \
 	$(VENV)/bin/python -m profiler_report check "$$rep" $(if $(CASE),--case "$(CASE)") $(ARGS)

@@ -45,9 +45,7 @@ fi
 echo "No live run here: missing${missing%,} (\`$PY -m profiler_report doctor\` says what to fix)."
 recorded=$(bash scripts/recorded_report.sh "$PY" "$CASE")
 out=${OUT:-$recorded-recorded}
-# A committed capture is profile.ncu-rep, or profile.ncu-repz (ncu's zstd-compressed form) when large.
-cap=$recorded/profile.ncu-rep
-[ -f "$cap" ] || [ ! -f "$recorded/profile.ncu-repz" ] || cap=$recorded/profile.ncu-repz
+cap=$(bash scripts/report_capture.sh "$recorded")
 if [ ! -f "$cap" ]; then
   echo "error: no recorded capture of case $CASE in $recorded/ to render instead (fix: run \`make report CASE=$CASE\` on a GPU machine)" >&2
   exit 8
