@@ -91,6 +91,10 @@ def short_change(stage: Stage | None) -> str:
     return " ".join(words[:SHORT_WORDS]) + (" ..." if len(words) > SHORT_WORDS else "")
 
 
+#: Per speed unit: the summary's event-timed column and bench.json's key of the same figure.
+SPEED_FIELDS = {"GB/s": ("event_gbps", "gbps"), "TFLOP/s": ("event_tflops", "tflops")}
+
+
 def speed_source(summary: pd.DataFrame, ceiling_op: str | None, memcpy_gbps: float = math.nan,
                  work_unit: str = "GB/s") -> Speed:
     """The ladder's figure and ceiling. Event-timed GB/s when the stages were timed, against

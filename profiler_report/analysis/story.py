@@ -17,7 +17,7 @@ import pandas as pd
 from profiler_report.analysis import Analysis
 from profiler_report.analysis.attribution import attribution
 from profiler_report.analysis.claims import judge_claims
-from profiler_report.analysis.ladder import Ladder, ladder
+from profiler_report.analysis.ladder import SPEED_FIELDS, Ladder, ladder
 from profiler_report.analysis.next_step import next_steps
 from profiler_report.analysis.sweeps import shape_table, shape_verdicts, stage_label, sweep_table, sweep_verdicts
 from profiler_report.capture.model import Capture
@@ -67,7 +67,7 @@ def peers_run_note(summary: pd.DataFrame, bench: list[dict[str, Any]], unit: str
     """Which run the peers table's figures (GB/s, or TFLOP/s: ``unit``) come from, against the
     timing run the ladder shows: the stages timed in both and the largest difference between the
     two runs, and where. '' when no stage is in both."""
-    col, key = ("event_tflops", "tflops") if unit == "TFLOP/s" else ("event_gbps", "gbps")
+    col, key = SPEED_FIELDS.get(unit, SPEED_FIELDS["GB/s"])
     if col not in summary:
         return ""
     ours = {r["stage"]: float(r[col]) for _, r in summary.iterrows()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from profiler_report.analysis.ladder import SPEED_FIELDS
 from profiler_report.analysis.placement import mixed_gpus
 from profiler_report.util.fmt import fmt
 
@@ -29,7 +30,7 @@ def bench_rows(bench: list[dict[str, Any]], unit: str = "GB/s") -> list[dict[str
     """Rows of the peers table; ``gbps`` is each row's figure in ``unit`` (bench.json's ``gbps``,
     or ``tflops`` for a case judged in TFLOP/s); ``vs_best_peer`` is that over the fastest peer's
     at the same size and dtype ("" where no peer ran there); ``pct`` is :func:`pct_of_reference`."""
-    key_of = "tflops" if unit == "TFLOP/s" else "gbps"
+    key_of = SPEED_FIELDS.get(unit, SPEED_FIELDS["GB/s"])[1]
     best: dict[tuple[str, Any], float] = {}
     for r in bench:
         g = r.get(key_of)
