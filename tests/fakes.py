@@ -94,13 +94,6 @@ def install_fake_gpu(patch: Any) -> None:
                            98.0 - 5 * i, nbytes / ((100.0 - 5 * i) * 1e3), source="test double")
                 for i, n in enumerate(names)]
 
-    def choose_configs(case: Any, size: dict[str, int], dtype: str, repeats: int, stage: Any) -> dict[str, Any]:
-        # Test values, not measurements: the manifest's configuration kept, a runner-up 1 us slower.
-        default = f"[{','.join(stage.targs)}]"
-        return {"stage": stage.id, "chosen": default, "targs": list(stage.targs), "chosen_us": 50.0,
-                "runner_up": "[test]", "runner_up_us": 51.0, "default": default, "default_us": 50.0,
-                "candidates": 2, "how": "test double", "size": dict(size), "dtype": dtype}
-
     from profiler_report.model.base import Case
 
     patch.setattr(Case, "choose_configs", choose_configs)
@@ -206,7 +199,19 @@ def install_numpy_gpu(patch: Any, kernels: dict[str, Any], compile_error: Except
     patch.setattr(gpu, "device_info", device_info)
     patch.setattr(kmod, "event_times_us", event_times_us)
     patch.setattr(kmod, "memcpy_fn", lambda cupy: lambda src, dst: dst.__setitem__(slice(None), src))
+    from profiler_report.model.base import Case
+
+    patch.setattr(Case, "choose_configs", choose_configs)
     return np_cupy
+
+
+def choose_configs(case: Any, size: dict[str, int], dtype: str, repeats: int, stage: Any) -> dict[str, Any]:
+    """Stands in for :meth:`Case.choose_configs` (which times candidates on the GPU). Test values,
+    not measurements: the manifest's configuration kept, a runner-up 1 us slower."""
+    default = f"[{','.join(stage.targs)}]"
+    return {"stage": stage.id, "chosen": default, "targs": list(stage.targs), "chosen_us": 50.0,
+            "runner_up": "[test]", "runner_up_us": 51.0, "default": default, "default_us": 50.0,
+            "candidates": 2, "how": "test double", "size": dict(size), "dtype": dtype}
 
 
 class CompileException(Exception):

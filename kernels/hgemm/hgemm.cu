@@ -249,6 +249,83 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], unsigned long 
         : "l"(da), "l"(db), "n"(1));
 }
 
+// ---- the tensor memory accelerator (TMA) and shared-memory barriers ---------------------------
+
+// A tensor map: the 128-byte descriptor of a 2-D global matrix and of the box one copy moves,
+// encoded on the host by the driver (cuTensorMapEncodeTiled: profiler_report/cases/hgemm/tma.py)
+// and passed by value as a __grid_constant__ parameter, so the TMA unit reads it from the
+// kernel's parameter space.
+struct __align__(64) TmaMap {
+    unsigned long long words[16];
+};
+
+// An mbarrier in shared memory that completes a phase once `count` threads have arrived (and
+// every byte announced by an arrive.expect_tx has landed).
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+// Make the barriers' initialisation visible to the async proxy (the TMA unit) before any copy
+// signals them.
+__device__ __forceinline__ void fence_barrier_init()
+{
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// Arrive once and announce `bytes` of copies that must also land before the phase completes.
+__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(unsigned bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+// Wait until the phase of parity `parity` has completed. A fresh barrier is in phase 0, so a wait
+// for parity 1 returns at once (the producer's first pass over empty buffers).
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
+{
+    unsigned done = 0;
+    while (!done) {
+        asm volatile("{\n"
+                     ".reg .pred p;\n"
+                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n"
+                     "}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    }
+}
+
+// One TMA copy of the box at element (col, row) of `map`'s matrix into shared memory at `dst`,
+// completing `bytes` of `bar`'s transaction count. Box elements outside the matrix land as
+// zeros, and still count.
+__device__ __forceinline__ void tma_load_2d(unsigned dst, const TmaMap* map, unsigned bar, int col, int row)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
+                 "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(col), "r"(row)
+                 : "memory");
+}
+
+// Give this warpgroup's registers back to the SM (the producer) or take more (the consumers):
+// both must be multiples of 8 and every warp of the warpgroup must execute it.
+template <int N>
+__device__ __forceinline__ void warpgroup_regs_dec()
+{
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+template <int N>
+__device__ __forceinline__ void warpgroup_regs_inc()
+{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
 // stage: mma_sync
 // Warp-level tensor-core MMA: a 128 x 128 tile of C per block of 8 warps, each warp a 64 x 32
 // sub-tile as 4 x 4 mma.sync m16n8k16 (f32 += bf16 x bf16). K steps of 32 through two shared
@@ -469,5 +546,214 @@ __global__ void __launch_bounds__(256, 1) hgemm_mma_in_flight(const T* __restric
     wgmma_wait<0>();
     fence_acc(d);
     store_wgmma_tile(C, d, bm + wg * 64, bn, M, N, tid % 128);
+}
+// end stage
+
+// stage: tma_loads
+// The copies by the tensor memory accelerator (TMA): one thread issues each tile's two copies
+// (A 128 x 64 and B 256 x 64, swizzled by the copy engine into the layout the descriptors read,
+// zeros outside the matrices), and an mbarrier per buffer counts their bytes. No thread computes
+// a tile address or issues a cp.async any more; the warpgroups only wait on the barrier. The
+// rest is the previous stage: two warpgroups, wgmma m64n256k16, one tile's MMAs in flight.
+template <typename T, int STAGES>
+__global__ void __launch_bounds__(256, 1) hgemm_tma_loads(const __grid_constant__ TmaMap amap,
+                                                          const __grid_constant__ TmaMap bmap, T* __restrict__ C,
+                                                          int M, int N, int K, int ld)
+{
+    static_assert(STAGES >= 3, "two tiles in flight plus the one the MMAs read");
+    constexpr int BM = 128, BN = 256, BK = 64;
+    constexpr unsigned A_BYTES = BM * BK * 2, TILE_BYTES = A_BYTES + BN * BK * 2;
+    extern __shared__ unsigned char smem[];
+    __shared__ __align__(8) unsigned long long full[STAGES];
+    const unsigned base = (smem_u32(smem) + 1023u) & ~1023u;  // the swizzle needs 1024-byte-aligned tiles
+    const int tid = threadIdx.x, wg = tid / 128;
+    const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
+    const int ktiles = (ld + BK - 1) / BK;
+    float d[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+
+    auto load = [&](int kt, int s) {  // one thread: both copies of tile kt into buffer s
+        const unsigned bar = smem_u32(&full[s]);
+        mbar_expect_tx(bar, TILE_BYTES);
+        tma_load_2d(base + s * TILE_BYTES, &amap, bar, kt * BK, bm);
+        tma_load_2d(base + s * TILE_BYTES + A_BYTES, &bmap, bar, kt * BK, bn);
+    };
+
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) mbar_init(smem_u32(&full[s]), 1);
+        fence_barrier_init();
+        for (int s = 0; s < STAGES - 2 && s < ktiles; ++s) load(s, s);
+    }
+    __syncthreads();
+    for (int kt = 0; kt < ktiles; ++kt) {
+        __syncthreads();  // every warpgroup's MMAs of tile kt - 2 are done: its buffer is free
+        const int next = kt + STAGES - 2;
+        if (tid == 0 && next < ktiles) load(next, next % STAGES);
+        mbar_wait(smem_u32(&full[kt % STAGES]), (kt / STAGES) & 1);  // tile kt has landed
+        const unsigned sa = base + (kt % STAGES) * TILE_BYTES + wg * 64 * 128, sb = base + (kt % STAGES) * TILE_BYTES + A_BYTES;
+        fence_acc(d);
+        wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < BK / 16; ++k) wgmma_m64n256k16(d, desc_sw128(sa + 32 * k), desc_sw128(sb + 32 * k));
+        wgmma_commit();
+        wgmma_wait<1>();  // tile kt - 1's MMAs are done; tile kt's may still run
+        fence_acc(d);
+    }
+    wgmma_wait<0>();
+    fence_acc(d);
+    store_wgmma_tile(C, d, bm + wg * 64, bn, M, N, tid % 128);
+}
+// end stage
+
+// stage: warp_specialized
+// A producer warpgroup and two consumer warpgroups: one thread of the producer issues the TMA
+// copies as soon as a buffer is free, while the consumers only wait for full buffers and issue
+// wgmmas. Two mbarriers per buffer replace the block-wide barrier: `full` (the copies' bytes
+// have landed) and `empty` (every consumer warp's MMAs that read it are done). The producer
+// gives most of its registers to the consumers (setmaxnreg 40 / 232).
+template <typename T, int STAGES>
+__global__ void __launch_bounds__(384, 1) hgemm_warp_specialized(const __grid_constant__ TmaMap amap,
+                                                                 const __grid_constant__ TmaMap bmap,
+                                                                 T* __restrict__ C, int M, int N, int K, int ld)
+{
+    static_assert(STAGES >= 2, "a buffer to fill while another is read");
+    constexpr int BM = 128, BN = 256, BK = 64, CONSUMER_WARPS = 8;
+    constexpr unsigned A_BYTES = BM * BK * 2, TILE_BYTES = A_BYTES + BN * BK * 2;
+    extern __shared__ unsigned char smem[];
+    __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
+    const unsigned base = (smem_u32(smem) + 1023u) & ~1023u;  // the swizzle needs 1024-byte-aligned tiles
+    const int tid = threadIdx.x, wg = tid / 128;
+    const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
+    const int ktiles = (ld + BK - 1) / BK;
+
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(smem_u32(&full[s]), 1);
+            mbar_init(smem_u32(&empty[s]), CONSUMER_WARPS);
+        }
+        fence_barrier_init();
+    }
+    __syncthreads();
+
+    if (wg == 0) {  // the producer
+        warpgroup_regs_dec<40>();
+        if (tid == 0) {
+            for (int kt = 0; kt < ktiles; ++kt) {
+                const int s = kt % STAGES;
+                mbar_wait(smem_u32(&empty[s]), ((kt / STAGES) & 1) ^ 1);  // its last readers are done
+                const unsigned bar = smem_u32(&full[s]);
+                mbar_expect_tx(bar, TILE_BYTES);
+                tma_load_2d(base + s * TILE_BYTES, &amap, bar, kt * BK, bm);
+                tma_load_2d(base + s * TILE_BYTES + A_BYTES, &bmap, bar, kt * BK, bn);
+            }
+        }
+        return;
+    }
+    warpgroup_regs_inc<232>();
+    const int cw = wg - 1, lane = tid % 32;  // consumer cw computes rows 64 cw .. 64 cw + 63 of the tile
+    float d[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+    for (int kt = 0; kt < ktiles; ++kt) {
+        const int s = kt % STAGES;
+        mbar_wait(smem_u32(&full[s]), (kt / STAGES) & 1);
+        const unsigned sa = base + s * TILE_BYTES + cw * 64 * 128, sb = base + s * TILE_BYTES + A_BYTES;
+        fence_acc(d);
+        wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < BK / 16; ++k) wgmma_m64n256k16(d, desc_sw128(sa + 32 * k), desc_sw128(sb + 32 * k));
+        wgmma_commit();
+        wgmma_wait<1>();  // tile kt - 1's MMAs are done: its buffer may be refilled
+        fence_acc(d);
+        if (kt > 0 && lane == 0) mbar_arrive(smem_u32(&empty[(kt - 1) % STAGES]));
+    }
+    wgmma_wait<0>();
+    fence_acc(d);
+    store_wgmma_tile(C, d, bm + cw * 64, bn, M, N, tid % 128);
+}
+// end stage
+
+// stage: persistent
+// One block per SM for the whole run: each block walks the output tiles blockIdx.x, blockIdx.x +
+// gridDim.x, ... in a grouped order (GROUP tile rows at a time, down the columns, so the tiles in
+// flight at once share rows of A and columns of B in L2). The producer's ring of buffers runs on
+// across tiles, so the next tile's copies land while the consumers store this one's results.
+template <typename T, int STAGES, int GROUP>
+__global__ void __launch_bounds__(384, 1) hgemm_persistent(const __grid_constant__ TmaMap amap,
+                                                           const __grid_constant__ TmaMap bmap,
+                                                           T* __restrict__ C, int M, int N, int K, int ld)
+{
+    static_assert(STAGES >= 2, "a buffer to fill while another is read");
+    constexpr int BM = 128, BN = 256, BK = 64, CONSUMER_WARPS = 8;
+    constexpr unsigned A_BYTES = BM * BK * 2, TILE_BYTES = A_BYTES + BN * BK * 2;
+    extern __shared__ unsigned char smem[];
+    __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
+    const unsigned base = (smem_u32(smem) + 1023u) & ~1023u;  // the swizzle needs 1024-byte-aligned tiles
+    const int tid = threadIdx.x, wg = tid / 128;
+    const int ktiles = (ld + BK - 1) / BK;
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, ntiles = tiles_m * tiles_n;
+    auto tile_origin = [&](int t, int& bm, int& bn) {  // tile t of the grouped order: its first row and column
+        const int band = t / (GROUP * tiles_n), first = band * GROUP;
+        const int rows = min(tiles_m - first, GROUP), in_band = t - band * GROUP * tiles_n;
+        bm = (first + in_band % rows) * BM;
+        bn = (in_band / rows) * BN;
+    };
+
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(smem_u32(&full[s]), 1);
+            mbar_init(smem_u32(&empty[s]), CONSUMER_WARPS);
+        }
+        fence_barrier_init();
+    }
+    __syncthreads();
+
+    if (wg == 0) {  // the producer
+        warpgroup_regs_dec<40>();
+        if (tid == 0) {
+            int it = 0;  // position in the ring, across tiles
+            for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
+                int bm, bn;
+                tile_origin(t, bm, bn);
+                for (int kt = 0; kt < ktiles; ++kt, ++it) {
+                    const int s = it % STAGES;
+                    mbar_wait(smem_u32(&empty[s]), ((it / STAGES) & 1) ^ 1);  // its last readers are done
+                    const unsigned bar = smem_u32(&full[s]);
+                    mbar_expect_tx(bar, TILE_BYTES);
+                    tma_load_2d(base + s * TILE_BYTES, &amap, bar, kt * BK, bm);
+                    tma_load_2d(base + s * TILE_BYTES + A_BYTES, &bmap, bar, kt * BK, bn);
+                }
+            }
+        }
+        return;
+    }
+    warpgroup_regs_inc<232>();
+    const int cw = wg - 1, lane = tid % 32;  // consumer cw computes rows 64 cw .. 64 cw + 63 of each tile
+    int it = 0;
+    for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        int bm, bn;
+        tile_origin(t, bm, bn);
+        float d[128];
+#pragma unroll
+        for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+        for (int kt = 0; kt < ktiles; ++kt, ++it) {
+            const int s = it % STAGES;
+            mbar_wait(smem_u32(&full[s]), (it / STAGES) & 1);
+            const unsigned sa = base + s * TILE_BYTES + cw * 64 * 128, sb = base + s * TILE_BYTES + A_BYTES;
+            fence_acc(d);
+            wgmma_fence();
+#pragma unroll
+            for (int k = 0; k < BK / 16; ++k) wgmma_m64n256k16(d, desc_sw128(sa + 32 * k), desc_sw128(sb + 32 * k));
+            wgmma_commit();
+            wgmma_wait<1>();  // the previous k tile's MMAs are done: its buffer may be refilled
+            fence_acc(d);
+            if (kt > 0 && lane == 0) mbar_arrive(smem_u32(&empty[(it - 1) % STAGES]));
+        }
+        wgmma_wait<0>();
+        fence_acc(d);
+        if (lane == 0) mbar_arrive(smem_u32(&empty[(it - 1) % STAGES]));  // the tile's last buffer
+        store_wgmma_tile(C, d, bm + cw * 64, bn, M, N, tid % 128);
+    }
 }
 // end stage

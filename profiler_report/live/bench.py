@@ -18,8 +18,9 @@ import statistics
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Protocol, Self, TypeVar
 
+from profiler_report.analysis.verdicts import slower_beyond_spread
 from profiler_report.live.gpu import event_times_us, memcpy_fn, poison
 from profiler_report.model.manifest import Stage
 
@@ -277,3 +278,50 @@ class Harness:
 
     def as_json(self, rows: list[BenchRow], provenance: dict[str, Any]) -> dict[str, Any]:
         return as_json(rows, provenance, self.json_label)
+
+
+class Candidate(Protocol):
+    """A timed configuration row (any case's bench row type): its median, p10 and p90 in
+    microseconds, its configuration as "[a,b,...]" and its note ("WRONG: ..." when its output was
+    wrong)."""
+
+    median_us: float
+    p10_us: float
+    p90_us: float
+    config: str
+    note: str
+
+
+C = TypeVar("C", bound=Candidate)
+
+
+def choose_config(candidates: Iterable[C], default: str) -> C | None:
+    """The configuration that runs at a point: the candidate with the best (lowest) median, unless
+    the manifest's ``default`` ("[16,16,256]") is within the run-to-run spread of it (the default's
+    median not above the best's p90: :func:`~profiler_report.analysis.verdicts.slower_beyond_spread`
+    at the default's median), in which case the default is kept. The default's median, not its p10:
+    at float16 8191x8193 a default 3.2 % slower by median had a p10 below the best's p90 and was kept
+    (reports/h200/sweep.json at eb9d1c2). Wrong or untimed candidates never win; None if none ran.
+    The sweeps and ``run`` of every case with configuration candidates choose by this one rule."""
+    timed = [r for r in candidates if r.median_us == r.median_us and not r.note.startswith("WRONG")]
+    if not timed:
+        return None
+    best = min(timed, key=lambda r: r.median_us)
+    dflt = next((r for r in timed if r.config == default), None)
+    return dflt if dflt is not None and not slower_beyond_spread(dflt.median_us, best.p90_us) else best
+
+
+def choice_record(stage: Stage, timed: list[Any], chosen: Any, size: dict[str, int], dtype: str,
+                  how: str) -> dict[str, Any]:
+    """``run``'s record of one configuration choice (see
+    :meth:`~profiler_report.model.base.Case.choose_configs`): ``chosen`` among the ``timed``
+    :class:`Candidate` rows, the fastest other one as the runner-up, the manifest's default and
+    their times in microseconds; ``how`` says why (the rule's note)."""
+    runner = min((r for r in timed if r is not chosen), key=lambda r: r.median_us, default=None)
+    default = f"[{','.join(stage.targs)}]"
+    dflt = next((r for r in timed if r.config == default), None)
+    return {"stage": stage.id, "chosen": chosen.config, "targs": chosen.config.strip("[]").split(","),
+            "chosen_us": chosen.median_us, "chosen_p10_us": chosen.p10_us, "chosen_p90_us": chosen.p90_us,
+            "runner_up": runner.config if runner else "", "runner_up_us": runner.median_us if runner else None,
+            "default": default, "default_us": dflt.median_us if dflt else None,
+            "candidates": len(timed), "how": how, "size": dict(size), "dtype": dtype}

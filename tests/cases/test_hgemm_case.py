@@ -22,7 +22,8 @@ NP = types.SimpleNamespace(**{n: getattr(np, n) for n in dir(np) if not n.starts
 
 
 def test_manifest_is_the_ladder_and_cublas_is_a_library_ceiling():
-    assert [s.id for s in CASE.manifest.stages] == ["mma_sync", "wgmma", "wide_tile", "mma_in_flight"]
+    assert [s.id for s in CASE.manifest.stages] == ["mma_sync", "wgmma", "wide_tile", "mma_in_flight", "tma_loads",
+                                                    "warp_specialized", "persistent"]
     ceiling = CASE.manifest.ceiling
     assert ceiling.id == "cublas" and ceiling.launch == "library" and ceiling.kernel == ""
     assert CASE.work_unit == "TFLOP/s" and CASE.summary_columns[0] == "event_tflops"
@@ -43,12 +44,20 @@ def test_the_case_compiles_for_sm90a_and_the_cache_key_says_so():
 def test_launch_shapes_cover_c_and_fit_shared_memory(mnk):
     m, n, k = mnk
     size = {"m": m, "n": n, "k": k}
+    tiles = {}
     for st in CASE.manifest.stages:
         shape = CASE.launch(st, size, "bfloat16")
         bm, bn = geo.TILES[st.launch]
-        assert shape.block == (256,) and shape.grid == (-(-n // bn), -(-m // bm))
-        assert shape.grid[0] * bn >= n and shape.grid[1] * bm >= m
+        tiles[st.id] = (-(-n // bn), -(-m // bm))
+        assert shape.block == ((384,) if st.launch in ("specialized", "persistent") else (256,))
         assert shape.shared_bytes <= geo.MAX_SHARED
+        if st.launch == "persistent":  # as many blocks as the GPU holds, at most one per tile
+            assert shape.grid == (0,) and shape.extra_blocks is not None
+            ntiles = tiles[st.id][0] * tiles[st.id][1]
+            assert shape.extra_blocks(132) == min(132, ntiles) and shape.extra_blocks(10**6) == ntiles
+            continue
+        assert shape.grid == tiles[st.id] and shape.extra_blocks is None
+        assert shape.grid[0] * bn >= n and shape.grid[1] * bm >= m
     wgmma, wide = CASE.manifest.stages[1:3]
     assert CASE.launch(wgmma, size, "bfloat16").shared_bytes == 4 * 32 * 1024 + 1024
     assert CASE.launch(wide, size, "bfloat16").shared_bytes == 4 * 48 * 1024 + 1024

@@ -26,9 +26,11 @@ def _nvcc(tmp_path, arch: str):
     import subprocess
 
     nvcc = _require_nvcc()
-    args = f"(const {CTYPE}*, const {CTYPE}*, {CTYPE}*, int, int, int, int)"
+    pointers = f"(const {CTYPE}*, const {CTYPE}*, {CTYPE}*, int, int, int, int)"
+    maps = f"(const __grid_constant__ TmaMap, const __grid_constant__ TmaMap, {CTYPE}*, int, int, int, int)"
     lines = [f'#include "{CASE.manifest.source}"',
-             *(f"template __global__ void {s.name_expression(CTYPE)}{args};" for s in STAGES)]
+             *(f"template __global__ void {s.name_expression(CTYPE)}{maps if s.launch in geo.TMA_KINDS else pointers};"
+               for s in STAGES)]
     src = tmp_path / "hgemm_inst.cu"
     src.write_text("\n".join(lines) + "\n")
     return subprocess.run([nvcc, f"-arch={arch}", "-cubin", "-lineinfo", "-Xptxas", "-v", "-o",

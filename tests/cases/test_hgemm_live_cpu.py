@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from fakes import install_numpy_gpu
 
-from profiler_report.cases.hgemm import HgemmCase, bf16_words, views, words_to_float64
+from profiler_report.cases.hgemm import HgemmCase, bf16_words, tma, views, words_to_float64
 from profiler_report.errors import KernelIncorrectError
+from profiler_report.live import kernels as kmod
 from profiler_report.live.config import RunConfig
 from profiler_report.live.session import live_run
 from profiler_report.model.base import Step
@@ -30,6 +31,11 @@ def _product(grid, block, a, b, c, m, n, k, ld):  # every stage's kernel, in Pyt
 
 def _install(monkeypatch, **override):
     install_numpy_gpu(monkeypatch, {**{s.kernel: _product for s in CASE.manifest.stages}, **override})
+    # The TMA stages' tensor maps: the driver encodes them on a GPU machine; here the Python kernel
+    # gets the operand itself (tests/cases/test_hgemm_tma.py checks the encoding's arguments).
+    monkeypatch.setattr(tma, "encode", lambda operand, box_rows: operand)
+    # The persistent stage's grid: the blocks an H200 holds at once (132 SMs, one block each).
+    monkeypatch.setattr(kmod, "resident_blocks", lambda cupy, fn, threads, shared: 132)
     library = HgemmCase.steps
 
     def steps(self, stage, inputs, output, size, dtype):

@@ -19,6 +19,7 @@ from typing import Any
 
 from profiler_report.analysis.verdicts import slower_beyond_spread
 from profiler_report.cases.gemm import views
+from profiler_report.live.bench import choice_record, choose_config
 from profiler_report.live.fanout import SweepPoint
 from profiler_report.live.gpu import event_times_us, import_cupy, poison
 from profiler_report.live.kernels import Kernels, compile_module
@@ -232,6 +233,10 @@ SHAPES = (
     (128, 64, 16, 64, 32, 2, 8, 4, 128),
     (64, 128, 16, 32, 64, 2, 8, 4, 128),
     (256, 128, 8, 64, 64, 4, 8, 4, 256),
+    (128, 256, 8, 64, 64, 4, 8, 4, 256),
+    (256, 128, 8, 32, 128, 4, 8, 4, 256),
+    (256, 128, 8, 64, 64, 2, 8, 8, 256),
+    (256, 128, 8, 128, 32, 1, 8, 4, 256),
 )
 
 
@@ -252,6 +257,37 @@ def bench_configs(case: Case, size: Size, *, repeats: int = 20, warmup: int = 3,
         out.append(row)
     _relative(out)
     return out
+
+
+def config_candidates(case: Case, stage: Stage, dtype: str) -> list[Stage]:
+    """The last stage's tile shapes for ``run`` to choose from per size: the manifest's shape and
+    those of :data:`SHAPES`; [] for every other stage."""
+    last = case.manifest.stages[-1]
+    if stage.id != last.id:
+        return []
+    shapes = list(dict.fromkeys([tuple(stage.targs), *(tuple(map(str, s)) for s in SHAPES)]))
+    return [replace(stage, id=f"{stage.id} [{','.join(s)}]", targs=s) for s in shapes]
+
+
+def run_choice(case: Case, size: Size, dtype: str, repeats: int, stage: Stage, warmup: int = 3,
+               buffers: int = 2) -> dict[str, Any] | None:
+    """``run``'s choice of the warptile shape at ``size``: every candidate checked, then event-timed
+    the way the shape sweep times it, and chosen by the sweeps' rule (:func:`choose_config`). A
+    record (:func:`~profiler_report.live.bench.choice_record`); None when no candidate ran correctly."""
+    candidates = config_candidates(case, stage, dtype)
+    module, names = compile_module(case, dtype, extra=tuple(candidates))
+    k = Kernels(module, names, dtype, case)
+    t = _Timing(import_cupy(), case, _pairs(case, size, buffers), size, repeats, warmup)
+    rows = [replace(_timed(t, st.id, "config", _stage_fn(k, st, size)), config=f"[{','.join(st.targs)}]")
+            for st in candidates]
+    chosen = choose_config(rows, f"[{','.join(stage.targs)}]")
+    if chosen is None:
+        return None
+    timed = [r for r in rows if r.median_us == r.median_us]
+    fastest = min(timed, key=lambda r: r.median_us)
+    how = ("the fastest median" if chosen is fastest else
+           f"the default {chosen.config}, within the run-to-run spread of the fastest {fastest.config}")
+    return choice_record(stage, timed, chosen, size, dtype, how)
 
 
 def _size(point: SweepPoint) -> Size:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from profiler_report.cases.hgemm import launch as geo
+from profiler_report.cases.hgemm import tma
 from profiler_report.errors import InputError
 from profiler_report.model.base import Case, Comparison, Launch, Size, Step, Work
 from profiler_report.model.manifest import Stage
@@ -133,7 +134,11 @@ class HgemmCase(Case):
 
         m, n, k = size["m"], size["n"], size["k"]
         a, b = views(inputs, m, n, k)
-        return a, b, output, np.int32(m), np.int32(n), np.int32(k), np.int32(geo.row_stride(k))
+        ld = geo.row_stride(k)
+        if stage.launch in geo.TMA_KINDS:  # the operands as tensor maps: boxes of one tile's rows x 64
+            bm, bn = geo.TILES[stage.launch]
+            a, b = tma.encode(a, bm), tma.encode(b, bn)
+        return a, b, output, np.int32(m), np.int32(n), np.int32(k), np.int32(ld)
 
     def steps(self, stage: Stage, inputs: Any, output: Any, size: Size, dtype: str) -> list[Step]:
         """One launch; the ``library`` ceiling one ``torch.matmul(A, B^T)`` into the output (cuBLAS,

@@ -1,12 +1,16 @@
 """Launch shapes of the bf16 GEMM kernels (``launch`` in kernels/hgemm/stages.toml) and the
 layout of the case's buffers.
 
-Launch kinds (every kernel: 256 threads, one block per BM x BN tile of C, grid
-(ceil(N / BN), ceil(M / BM))):
+Launch kinds (one block per BM x BN tile of C, grid (ceil(N / BN), ceil(M / BM)), but the
+persistent kind):
     ``mma_sync``: 128 x 128 tiles, static shared memory only (two 2 x 128 x 40 bf16 buffers).
     ``wgmma``: 128 x 128 tiles, two warpgroups; dynamic shared memory for STAGES (the template)
         A and B tiles of 64 columns, plus 1 KB to align the first tile to 1024 bytes.
     ``wide_tile``: 128 x 256 tiles, likewise.
+    ``tma``: 128 x 256 tiles, 256 threads; the operands come as tensor maps (:mod:`.tma`).
+    ``specialized``: 128 x 256 tiles, 384 threads (a producer and two consumer warpgroups).
+    ``persistent``: 384 threads, one block per resident slot (one per SM: the tiles fill its shared
+        memory), each walking several tiles: the grid is min(tiles, resident blocks).
     ``library``: a library routine (the ceiling: cuBLAS through ``torch.matmul``), no kernel.
 
 The input is one buffer of 16-bit words (bf16 bits; CuPy has no bfloat16): a header of
@@ -26,12 +30,15 @@ from profiler_report.model.manifest import Stage
 
 #: Words before A in the input buffer: M, N, K as three uint32, then zeros.
 HEADER = 64
-#: Threads per block of every kernel.
-THREADS = 256
 #: Every ``launch`` kind :func:`launch` knows.
-LAUNCH_KINDS = ("mma_sync", "wgmma", "wide_tile", "library")
+LAUNCH_KINDS = ("mma_sync", "wgmma", "wide_tile", "tma", "specialized", "persistent", "library")
 #: (BM, BN) of each kernel launch kind.
-TILES = {"mma_sync": (128, 128), "wgmma": (128, 128), "wide_tile": (128, 256)}
+TILES = {"mma_sync": (128, 128), "wgmma": (128, 128), "wide_tile": (128, 256), "tma": (128, 256),
+         "specialized": (128, 256), "persistent": (128, 256)}
+#: Threads per block of each kernel launch kind.
+THREADS = {"mma_sync": 256, "wgmma": 256, "wide_tile": 256, "tma": 256, "specialized": 384, "persistent": 384}
+#: Launch kinds whose kernels take their operands as TMA tensor maps (:mod:`.tma`), not pointers.
+TMA_KINDS = ("tma", "specialized", "persistent")
 #: K extent of one shared-memory tile of the wgmma kernels (64 bf16: one 128-byte swizzled row).
 BK = 64
 #: Largest dynamic shared memory a block may opt in to on sm_90 (227 KB).
@@ -58,12 +65,15 @@ def shared_bytes(stage: Stage) -> int:
     the alignment; 0 for ``mma_sync`` (its buffers are static).
 
     Raises:
-        ValueError: a wgmma stage without its one template value, or more than :data:`MAX_SHARED`.
+        ValueError: a wgmma stage without its template values ([STAGES]; [STAGES, GROUP] for the
+            persistent kind), or more than :data:`MAX_SHARED`.
     """
     if stage.launch == "mma_sync":
         return 0
-    if len(stage.targs) != 1:
-        raise ValueError(f"stage {stage.id}: a {stage.launch} launch needs template = [STAGES], got {stage.targs}")
+    wanted = 2 if stage.launch == "persistent" else 1
+    if len(stage.targs) != wanted:
+        form = "[STAGES, GROUP]" if wanted == 2 else "[STAGES]"
+        raise ValueError(f"stage {stage.id}: a {stage.launch} launch needs template = {form}, got {stage.targs}")
     bm, bn = TILES[stage.launch]
     total = int(stage.targs[0]) * (bm + bn) * BK * 2 + 1024
     if total > MAX_SHARED:
@@ -81,4 +91,10 @@ def launch(stage: Stage, m: int, n: int) -> Launch:
     if stage.launch not in TILES:
         raise ValueError(f"stage {stage.id}: launch {stage.launch!r} has no kernel grid")
     bm, bn = TILES[stage.launch]
-    return Launch((math.ceil(n / bn), math.ceil(m / bm)), (THREADS,), shared_bytes(stage))
+    tiles = (math.ceil(n / bn), math.ceil(m / bm))
+    threads = (THREADS[stage.launch],)
+    if stage.launch == "persistent":
+        # grid[0] is 0 plus extra_blocks(resident): every block the GPU holds at once, at most one per tile.
+        ntiles = tiles[0] * tiles[1]
+        return Launch((0,), threads, shared_bytes(stage), extra_blocks=lambda resident: min(ntiles, resident))
+    return Launch(tiles, threads, shared_bytes(stage))

@@ -15,7 +15,16 @@ from profiler_report.analysis.verdicts import slower_beyond_spread
 from profiler_report.cases.transpose.configs import CONFIG_LAUNCH, config_stages, shape_stages
 from profiler_report.cases.transpose.launch import tuned_shape
 from profiler_report.cases.transpose.peers import PEERS, bits_equal
-from profiler_report.live.bench import BenchRow, Fn, Harness, Point, checked_output, relative_to
+from profiler_report.live.bench import (
+    BenchRow,
+    Fn,
+    Harness,
+    Point,
+    checked_output,
+    choice_record,
+    choose_config,
+    relative_to,
+)
 from profiler_report.live.fanout import SweepPoint
 from profiler_report.live.gpu import device_info, import_cupy
 from profiler_report.live.kernels import Kernels, compile_module
@@ -51,21 +60,6 @@ HARNESS = Harness(TransposeRow)
 COPIES = tuple(Stage(f"copy {w}B x{u}", "copy_wide", f"{w}-byte copy, {u} per thread", launch="copy_wide",
                      op="copy", targs=(word, str(u)))
                for w, word, u in ((4, "unsigned int", 4), (8, "uint2", 2), (16, "uint4", 1)))
-
-
-def choose_config(candidates: list[TransposeRow], default: str) -> TransposeRow | None:
-    """The configuration that runs at a point: the candidate with the best (lowest) median, unless
-    the manifest's ``default`` ("[16,16,256]") is within the run-to-run spread of it (the default's
-    median not above the best's p90: :func:`~profiler_report.analysis.verdicts.slower_beyond_spread`
-    at the default's median), in which case the default is kept. The default's median, not its p10:
-    at float16 8191x8193 a default 3.2 % slower by median had a p10 below the best's p90 and was kept
-    (reports/h200/sweep.json at eb9d1c2). Wrong or untimed candidates never win; None if none ran."""
-    timed = [r for r in candidates if r.median_us == r.median_us and not r.note.startswith("WRONG")]
-    if not timed:
-        return None
-    best = min(timed, key=lambda r: r.median_us)
-    dflt = next((r for r in timed if r.config == default), None)
-    return dflt if dflt is not None and not slower_beyond_spread(dflt.median_us, best.p90_us) else best
 
 
 def judge_against_ceiling(rows: list[TransposeRow]) -> None:
@@ -243,16 +237,7 @@ def run_choice(case: Case, size: dict[str, int], dtype: str, repeats: int, stage
     out = _config_rows(_point(case, rows, cols, dtype, repeats, warmup, buffers), k, case, candidates)
     timed = [r for r in out if r.kind == "config" and r.median_us == r.median_us]
     chosen = next((r for r in timed if r.chosen), None)
-    if chosen is None:
-        return None
-    runner = min((r for r in timed if r is not chosen), key=lambda r: r.median_us, default=None)
-    default = f"[{','.join(stage.targs)}]"
-    dflt = next((r for r in timed if r.config == default), None)
-    return {"stage": stage.id, "chosen": chosen.config, "targs": chosen.config.strip("[]").split(","),
-            "chosen_us": chosen.median_us, "chosen_p10_us": chosen.p10_us, "chosen_p90_us": chosen.p90_us,
-            "runner_up": runner.config if runner else "", "runner_up_us": runner.median_us if runner else None,
-            "default": default, "default_us": dflt.median_us if dflt else None,
-            "candidates": len(timed), "how": out[-1].note, "size": dict(size), "dtype": dtype}
+    return None if chosen is None else choice_record(stage, timed, chosen, size, dtype, out[-1].note)
 
 
 def _timed(rows: list[TransposeRow], config: str) -> bool:
