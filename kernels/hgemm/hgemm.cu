@@ -326,6 +326,20 @@ __device__ __forceinline__ void warpgroup_regs_inc()
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
 }
 
+// ---- the order of the output tiles ------------------------------------------------------------
+
+// Tile t (in launch order) of a tiles_m x tiles_n grid of BM x BN output tiles, in a grouped order:
+// GROUP tile rows at a time, walked down the columns, so the tiles running at once share rows of A
+// and columns of B in L2. GROUP 1 is the plain row-by-row order. Sets the tile's first row and column.
+template <int BM, int BN, int GROUP>
+__device__ __forceinline__ void grouped_tile(int t, int tiles_m, int tiles_n, int& row0, int& col0)
+{
+    const int band = t / (GROUP * tiles_n), first = band * GROUP;
+    const int rows = min(tiles_m - first, GROUP), in_band = t - band * GROUP * tiles_n;
+    row0 = (first + in_band % rows) * BM;
+    col0 = (in_band / rows) * BN;
+}
+
 // stage: mma_sync
 // Warp-level tensor-core MMA: a 128 x 128 tile of C per block of 8 warps, each warp a 64 x 32
 // sub-tile as 4 x 4 mma.sync m16n8k16 (f32 += bf16 x bf16). K steps of 32 through two shared
@@ -555,7 +569,9 @@ __global__ void __launch_bounds__(256, 1) hgemm_mma_in_flight(const T* __restric
 // zeros outside the matrices), and an mbarrier per buffer counts their bytes. No thread computes
 // a tile address or issues a cp.async any more; the warpgroups only wait on the barrier. The
 // rest is the previous stage: two warpgroups, wgmma m64n256k16, one tile's MMAs in flight.
-template <typename T, int STAGES>
+// Block b of the launch computes tile b of grouped_tile's order: GROUP 1 is the launch's own
+// row-by-row order; the tile_order stage is this kernel with GROUP 16.
+template <typename T, int STAGES, int GROUP>
 __global__ void __launch_bounds__(256, 1) hgemm_tma_loads(const __grid_constant__ TmaMap amap,
                                                           const __grid_constant__ TmaMap bmap, T* __restrict__ C,
                                                           int M, int N, int K, int ld)
@@ -567,7 +583,8 @@ __global__ void __launch_bounds__(256, 1) hgemm_tma_loads(const __grid_constant_
     __shared__ __align__(8) unsigned long long full[STAGES];
     const unsigned base = (smem_u32(smem) + 1023u) & ~1023u;  // the swizzle needs 1024-byte-aligned tiles
     const int tid = threadIdx.x, wg = tid / 128;
-    const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
+    int bm, bn;
+    grouped_tile<BM, BN, GROUP>(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, bm, bn);
     const int ktiles = (ld + BK - 1) / BK;
     float d[128];
 #pragma unroll
@@ -612,7 +629,7 @@ __global__ void __launch_bounds__(256, 1) hgemm_tma_loads(const __grid_constant_
 // wgmmas. Two mbarriers per buffer replace the block-wide barrier: `full` (the copies' bytes
 // have landed) and `empty` (every consumer warp's MMAs that read it are done). The producer
 // gives most of its registers to the consumers (setmaxnreg 40 / 232).
-template <typename T, int STAGES>
+template <typename T, int STAGES, int GROUP>
 __global__ void __launch_bounds__(384, 1) hgemm_warp_specialized(const __grid_constant__ TmaMap amap,
                                                                  const __grid_constant__ TmaMap bmap,
                                                                  T* __restrict__ C, int M, int N, int K, int ld)
@@ -624,7 +641,8 @@ __global__ void __launch_bounds__(384, 1) hgemm_warp_specialized(const __grid_co
     __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
     const unsigned base = (smem_u32(smem) + 1023u) & ~1023u;  // the swizzle needs 1024-byte-aligned tiles
     const int tid = threadIdx.x, wg = tid / 128;
-    const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
+    int bm, bn;
+    grouped_tile<BM, BN, GROUP>(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, bm, bn);
     const int ktiles = (ld + BK - 1) / BK;
 
     if (tid == 0) {
@@ -676,9 +694,9 @@ __global__ void __launch_bounds__(384, 1) hgemm_warp_specialized(const __grid_co
 
 // stage: persistent
 // One block per SM for the whole run: each block walks the output tiles blockIdx.x, blockIdx.x +
-// gridDim.x, ... in a grouped order (GROUP tile rows at a time, down the columns, so the tiles in
-// flight at once share rows of A and columns of B in L2). The producer's ring of buffers runs on
-// across tiles, so the next tile's copies land while the consumers store this one's results.
+// gridDim.x, ... of the grouped order. The producer's ring of buffers runs on across tiles, so the
+// next tile's copies land while the consumers store this one's results, and no block waits to be
+// scheduled or fills its pipeline from empty.
 template <typename T, int STAGES, int GROUP>
 __global__ void __launch_bounds__(384, 1) hgemm_persistent(const __grid_constant__ TmaMap amap,
                                                            const __grid_constant__ TmaMap bmap,
@@ -693,12 +711,6 @@ __global__ void __launch_bounds__(384, 1) hgemm_persistent(const __grid_constant
     const int tid = threadIdx.x, wg = tid / 128;
     const int ktiles = (ld + BK - 1) / BK;
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, ntiles = tiles_m * tiles_n;
-    auto tile_origin = [&](int t, int& bm, int& bn) {  // tile t of the grouped order: its first row and column
-        const int band = t / (GROUP * tiles_n), first = band * GROUP;
-        const int rows = min(tiles_m - first, GROUP), in_band = t - band * GROUP * tiles_n;
-        bm = (first + in_band % rows) * BM;
-        bn = (in_band / rows) * BN;
-    };
 
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
@@ -715,7 +727,7 @@ __global__ void __launch_bounds__(384, 1) hgemm_persistent(const __grid_constant
             int it = 0;  // position in the ring, across tiles
             for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
                 int bm, bn;
-                tile_origin(t, bm, bn);
+                grouped_tile<BM, BN, GROUP>(t, tiles_m, tiles_n, bm, bn);
                 for (int kt = 0; kt < ktiles; ++kt, ++it) {
                     const int s = it % STAGES;
                     mbar_wait(smem_u32(&empty[s]), ((it / STAGES) & 1) ^ 1);  // its last readers are done
@@ -733,7 +745,7 @@ __global__ void __launch_bounds__(384, 1) hgemm_persistent(const __grid_constant
     int it = 0;
     for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
         int bm, bn;
-        tile_origin(t, bm, bn);
+        grouped_tile<BM, BN, GROUP>(t, tiles_m, tiles_n, bm, bn);
         float d[128];
 #pragma unroll
         for (int i = 0; i < 128; ++i) d[i] = 0.0f;

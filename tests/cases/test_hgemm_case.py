@@ -23,7 +23,7 @@ NP = types.SimpleNamespace(**{n: getattr(np, n) for n in dir(np) if not n.starts
 
 def test_manifest_is_the_ladder_and_cublas_is_a_library_ceiling():
     assert [s.id for s in CASE.manifest.stages] == ["mma_sync", "wgmma", "wide_tile", "mma_in_flight", "tma_loads",
-                                                    "warp_specialized", "persistent"]
+                                                    "tile_order", "warp_specialized", "persistent"]
     ceiling = CASE.manifest.ceiling
     assert ceiling.id == "cublas" and ceiling.launch == "library" and ceiling.kernel == ""
     assert CASE.work_unit == "TFLOP/s" and CASE.summary_columns[0] == "event_tflops"

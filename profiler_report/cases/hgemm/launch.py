@@ -7,7 +7,8 @@ persistent kind):
     ``wgmma``: 128 x 128 tiles, two warpgroups; dynamic shared memory for STAGES (the template)
         A and B tiles of 64 columns, plus 1 KB to align the first tile to 1024 bytes.
     ``wide_tile``: 128 x 256 tiles, likewise.
-    ``tma``: 128 x 256 tiles, 256 threads; the operands come as tensor maps (:mod:`.tma`).
+    ``tma``: as ``wide_tile``; the operands come as tensor maps (:mod:`.tma`), the tiles in a grouped
+        order (the kernel maps the block).
     ``specialized``: 128 x 256 tiles, 384 threads (a producer and two consumer warpgroups).
     ``persistent``: 384 threads, one block per resident slot (one per SM: the tiles fill its shared
         memory), each walking several tiles: the grid is min(tiles, resident blocks).
@@ -37,6 +38,9 @@ TILES = {"mma_sync": (128, 128), "wgmma": (128, 128), "wide_tile": (128, 256), "
          "specialized": (128, 256), "persistent": (128, 256)}
 #: Threads per block of each kernel launch kind.
 THREADS = {"mma_sync": 256, "wgmma": 256, "wide_tile": 256, "tma": 256, "specialized": 384, "persistent": 384}
+#: Launch kinds whose template is [STAGES, GROUP] (GROUP: tile rows of the grouped order); the other
+#: wgmma kinds take [STAGES].
+GROUPED_KINDS = ("tma", "specialized", "persistent")
 #: Launch kinds whose kernels take their operands as TMA tensor maps (:mod:`.tma`), not pointers.
 TMA_KINDS = ("tma", "specialized", "persistent")
 #: K extent of one shared-memory tile of the wgmma kernels (64 bf16: one 128-byte swizzled row).
@@ -65,12 +69,12 @@ def shared_bytes(stage: Stage) -> int:
     the alignment; 0 for ``mma_sync`` (its buffers are static).
 
     Raises:
-        ValueError: a wgmma stage without its template values ([STAGES]; [STAGES, GROUP] for the
-            persistent kind), or more than :data:`MAX_SHARED`.
+        ValueError: a wgmma stage without its template values ([STAGES]; [STAGES, GROUP] for
+            :data:`GROUPED_KINDS`), or more than :data:`MAX_SHARED`.
     """
     if stage.launch == "mma_sync":
         return 0
-    wanted = 2 if stage.launch == "persistent" else 1
+    wanted = 2 if stage.launch in GROUPED_KINDS else 1
     if len(stage.targs) != wanted:
         form = "[STAGES, GROUP]" if wanted == 2 else "[STAGES]"
         raise ValueError(f"stage {stage.id}: a {stage.launch} launch needs template = {form}, got {stage.targs}")
