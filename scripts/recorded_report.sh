@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The committed report folder of a case, for `make report` (what it renders without a GPU) and
 # `make check` (what it gates by default): reports/h200 for the transpose (CASE empty or
-# "transpose"), reports/h200-<name> for another case, <name> the case's own (a case folder's
-# case.py `name`, as a live run names its folder). Usage: recorded_report.sh PYTHON CASE
+# "transpose"), reports/<gpu>-<name> for another case (h200, else h100: the GPU it was recorded
+# on), <name> the case's own (a case folder's case.py `name`, as a live run names its folder).
+# Usage: recorded_report.sh PYTHON CASE
 set -euo pipefail
 PY=$1
 CASE=${2:-}
@@ -19,4 +20,7 @@ try:
 except ProfilerReportError as exc:
     print(exc.one_line(), file=sys.stderr)
     sys.exit(exc.exit_code)" "$CASE")
+for gpu in h200 h100; do
+  if [ -d "reports/$gpu-$name" ]; then echo "reports/$gpu-$name"; exit 0; fi
+done
 echo "reports/h200-$name"

@@ -197,7 +197,7 @@ def install_numpy_gpu(patch: Any, kernels: dict[str, Any], compile_error: Except
     patch.setattr(gpu, "import_cupy", lambda: np_cupy)
     patch.setattr(kmod, "import_cupy", lambda: np_cupy)
     patch.setattr(gpu, "device_info", device_info)
-    patch.setattr(kmod, "event_times_us", event_times_us)
+    patch.setattr(gpu, "event_times_us", event_times_us)
     patch.setattr(kmod, "memcpy_fn", lambda cupy: lambda src, dst: dst.__setitem__(slice(None), src))
     from profiler_report.model.base import Case
 

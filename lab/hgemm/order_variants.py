@@ -1,6 +1,6 @@
 """Experiment (GPU): the bf16 GEMM's 128 x 256 stages with and without the grouped tile order, and
 the persistent stage at other group heights and pipeline depths, event-timed against cuBLAS in one
-process at 8192^3 (each checked against the case's reference first); then the fp32 GEMM's
+process at 8192^3 (each checked against the case's reference first, then timed in turns); then the fp32 GEMM's
 warptile at extra tile shapes against cuBLAS at 4096^3. Prints one table per case.
 
 usage: python3 lab/hgemm/order_variants.py [--repeats 20]
@@ -38,7 +38,7 @@ def hgemm(repeats: int) -> None:
     t = hb._Timing(case, pairs, case.reference(cupy, first, pairs[0][0]), size, repeats)
     entries = [(case.manifest.ceiling.id, "ceiling", case.manifest.ceiling)]
     entries += [(s.id, "stage", s) for s in case.manifest.stages[3:]] + [(v.id, "variant", v) for v in variants]
-    rows = [hb._timed(t, (name, kind, hb._stage_fn(k, st, size), "")) for name, kind, st in entries]
+    rows = hb._timed_all(t, [(name, kind, hb._stage_fn(k, st, size), "") for name, kind, st in entries])
     base = rows[0].tflops
     for r in rows:
         print(f"{r.name:<30} {r.kind:<8} {r.median_us:9.1f} us  {r.p10_us:9.1f}-{r.p90_us:9.1f}  "

@@ -216,6 +216,34 @@ def event_times_us(fn: Any, pairs: list[tuple[Any, Any]], repeats: int, warmup: 
     return sorted(us)
 
 
+#: Rounds that the timed calls of several entries are split into (:func:`interleaved_times_us`).
+TIMING_ROUNDS = 5
+
+
+def interleaved_times_us(entries: list[tuple[Any, list[tuple[Any, Any]]]], repeats: int, warmup: int,
+                         rounds: int = TIMING_ROUNDS) -> list[list[float]]:
+    """:func:`event_times_us` of several ``(fn, pairs)`` entries, their ``repeats`` calls split into
+    ``rounds`` rounds in which the entries take turns (``warmup`` untimed calls before an entry's
+    first round, one before each later one); each entry's times sorted, in microseconds.
+
+    Why: a GPU's clock follows its power and temperature. Timed one after the other, the entries
+    timed first after an idle spell run at a higher clock than those timed after seconds of
+    tensor-core work: on an H100 cuBLAS's bf16 GEMM at 8192^3 timed 1366 us first and 1485 us after
+    the eight stages of its ladder, the stages between moving under 2 % (reports/h100-hgemm,
+    bench.json against timings.json). Taking turns gives every entry the same clock history.
+
+    Raises:
+        InputError, TimingError: as :func:`event_times_us`.
+    """
+    rounds = max(1, min(rounds, repeats))
+    sizes = [repeats // rounds + (1 if r < repeats % rounds else 0) for r in range(rounds)]
+    out: list[list[float]] = [[] for _ in entries]
+    for r, n in enumerate(sizes):
+        for i, (fn, pairs) in enumerate(entries):
+            out[i] += event_times_us(fn, pairs, n, warmup if r == 0 else 1)
+    return [sorted(u) for u in out]
+
+
 def timing(name: str, us: list[float], size: dict[str, int], dtype: str, bytes_moved: int, flops: int = 0) -> Timing:
     """A :class:`Timing` from sorted event times: median, p10, p90, min, GB/s, and TFLOP/s
     (``flops`` per launch over the median; 0 for a launch the work model counts no flops in)."""

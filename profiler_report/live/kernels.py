@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from profiler_report.live.cache import compile_options
-from profiler_report.live.gpu import Timing, event_times_us, import_cupy, memcpy_fn, poison, resident_blocks, timing
+from profiler_report.live.gpu import (
+    Timing,
+    import_cupy,
+    interleaved_times_us,
+    memcpy_fn,
+    poison,
+    resident_blocks,
+    timing,
+)
 from profiler_report.live.python_stages import adopt_result, call_function
 from profiler_report.model.base import Case, Launch, Size
 from profiler_report.model.manifest import Stage
@@ -199,17 +207,20 @@ def make_pairs(case: Case, stage: Stage, size: Size, dtype: str, buffers: int) -
 def time_stages(kernels: Kernels, stages: list[Stage], size: Size, repeats: int, warmup: int,
                 buffers: int) -> list[Timing]:
     """Event-time each stage, and cupy's device-to-device memcpy of the first stage's input (the
-    ceiling), at one size. GB/s from the case's work model."""
+    ceiling), at one size, the entries taking turns in rounds (:func:`interleaved_times_us`). GB/s
+    from the case's work model."""
     cupy = import_cupy()
     case, dtype = kernels.case, kernels.dtype
     pairs = make_pairs(case, stages[0], size, dtype, buffers)
     copies = [(src, cupy.empty_like(src)) for src, _ in pairs]
-    us = event_times_us(memcpy_fn(cupy), copies, repeats, warmup)
-    out = [timing("memcpy", us, size, dtype, 2 * copies[0][0].nbytes)]
+    entries: list[tuple[Any, list[tuple[Any, Any]]]] = [(memcpy_fn(cupy), copies)]
     for st in stages:
         def fn(src: Any, dst: Any, st: Stage = st) -> None:
             kernels.launch(st, src, dst, size)
-        us = event_times_us(fn, _pairs_for(case, st, pairs, size, dtype), repeats, warmup)
+        entries.append((fn, _pairs_for(case, st, pairs, size, dtype)))
+    times = interleaved_times_us(entries, repeats, warmup)
+    out = [timing("memcpy", times[0], size, dtype, 2 * copies[0][0].nbytes)]
+    for st, us in zip(stages, times[1:], strict=True):
         work = case.guarded("work", st, case.work, st, size, dtype)
         out.append(timing(st.id, us, size, dtype, work.bytes_moved, work.flops))
     return out

@@ -1,5 +1,5 @@
-"""The recorded live reports of the two GEMM ladders on the H200 (reports/h200-gemm/: float32 on
-the CUDA cores at 4096^3; reports/h200-hgemm/: bf16 on the tensor cores at 8192^3; captures kept
+"""The recorded live reports of the two GEMM ladders on the H100 (reports/h100-gemm/: float32 on
+the CUDA cores at 4096^3; reports/h100-hgemm/: bf16 on the tensor cores at 8192^3; captures kept
 as ncu's zstd-compressed profile.ncu-repz): the compute-bound story read back from the counters:
 coalescing, the FMA pipe rising along the register tiling, no spills, warpgroup MMA telling WGMMA
 from mma.sync, and the roofline's counted work against 2 M N K."""
@@ -13,8 +13,8 @@ import pytest
 from profiler_report.analysis.run import load_run
 
 ROOT = Path(__file__).resolve().parents[2]
-SGEMM = ROOT / "reports" / "h200-gemm" / "profile.ncu-repz"
-HGEMM = ROOT / "reports" / "h200-hgemm" / "profile.ncu-repz"
+SGEMM = ROOT / "reports" / "h100-gemm" / "profile.ncu-repz"
+HGEMM = ROOT / "reports" / "h100-hgemm" / "profile.ncu-repz"
 
 
 @pytest.fixture(scope="module")
@@ -42,17 +42,21 @@ def test_every_stage_was_correct_and_has_its_verdict(sgemm, hgemm):
 def test_coalescing_then_register_tiling_fill_the_fma_pipe(sgemm):
     eff, fma = _col(sgemm, "global_load_efficiency_pct"), _col(sgemm, "fma_pipe_pct")
     assert eff["naive"] == pytest.approx(12.5) and eff["coalesced"] > 80  # 4 useful bytes per sector -> most
-    ladder = ["shared_tiles", "blocktile_1d", "blocktile_2d", "vectorized", "conflict_free", "warptile"]
-    assert [fma[s] for s in ladder] == sorted(fma[s] for s in ladder)  # each step keeps the pipe busier
-    assert fma["warptile"] > 60 and fma["cublas"] > fma["warptile"]
+    ladder = ["shared_tiles", "blocktile_1d", "blocktile_2d", "vectorized", "warptile"]
+    assert [fma[s] for s in ladder] == sorted(fma[s] for s in ladder)  # each tiling step keeps the pipe busier
+    assert abs(fma["conflict_free"] - fma["vectorized"]) < 2  # the bank-conflict fix leaves it level
+    assert fma["warptile"] >= 70 and fma["cublas"] > fma["warptile"]
     assert all(v == 0 for v in _col(sgemm, "local_sectors").values())  # no spills anywhere
     assert _col(sgemm, "ffma_per_shared_load")["blocktile_2d"] == pytest.approx(16)  # 16 shared loads feed 64 FFMAs
 
 
 def test_warpgroup_mma_tells_wgmma_from_mma_sync(hgemm):
     gmma, tensor = _col(hgemm, "gmma_inst_pct"), _col(hgemm, "tensor_pipe_pct")
-    assert gmma["mma_sync"] == 0 and all(gmma[s] > 0 for s in ("wgmma", "wide_tile", "mma_in_flight"))
-    assert tensor["mma_sync"] < tensor["wgmma"] < tensor["wide_tile"] < tensor["mma_in_flight"] < tensor["cublas"]
+    wgmma_stages = [s for s in hgemm.stages() if s not in ("mma_sync", "cublas")]
+    assert gmma["mma_sync"] == 0 and len(wgmma_stages) == 7 and all(gmma[s] > 0 for s in wgmma_stages)
+    assert tensor["mma_sync"] < tensor["wgmma"] < tensor["wide_tile"] < tensor["mma_in_flight"]
+    fed = ("tile_order", "warp_specialized", "persistent")  # TMA in the grouped order: the pipe 90 % busy
+    assert all(tensor["mma_in_flight"] < tensor[s] < tensor["cublas"] for s in fed)
     paths = dict(zip(hgemm.analysis.roofline["stage"], hgemm.analysis.roofline["tensor_path"], strict=True))
     assert paths["mma_sync"].startswith("hmma_") and paths["wgmma"].startswith("hgmma_")
 
@@ -60,7 +64,9 @@ def test_warpgroup_mma_tells_wgmma_from_mma_sync(hgemm):
 @pytest.mark.parametrize("which", ["sgemm", "hgemm"])
 def test_the_counted_work_is_2mnk(which, request):
     """FLOP/s from the SASS counters x ncu's duration = 2 M N K for our stages (within 0.1 %);
-    cuBLAS's kernels may do a little more (bf16 here: 1.6 % more)."""
+    cuBLAS's kernels may do a little more (bf16 here: 1.6 % more). Each point lies under its roof,
+    and the last stages and cuBLAS sit right of the DRAM ridge (compute-bound); the early stages,
+    whose tiles share little in L2, may sit left of it."""
     run = request.getfixturevalue(which)
     p = run.provenance
     work = 2 * p["profile_m"] * p["profile_n"] * p["profile_k"]
@@ -68,13 +74,14 @@ def test_the_counted_work_is_2mnk(which, request):
     for stage in run.stages():
         counted = roof.loc[stage, "flops_per_s"] * dur[stage] * 1e-6
         assert counted == pytest.approx(work, rel=1e-3 if stage != "cublas" else 2e-2), stage
-        assert roof.loc[stage, "bound"] == "compute" and 0 < roof.loc[stage, "pct_of_roof"] <= 100
+        assert 0 < roof.loc[stage, "pct_of_roof"] <= 100
+    assert all(roof.loc[s, "bound"] == "compute" for s in run.stages()[-3:])
 
 
-#: The float32 ladder's gate on its own live capture: every rule passes but these two, the bars the
-#: kernels do not reach on the H200 (the float4 stage's shared loads stay level: blocktile_2d's
-#: were already 16-byte loads; the warptile keeps the FMA pipe 67 % busy, cuBLAS 79 %).
-SGEMM_SHORT = {("vectorized", "shared_load_instructions <= 0.35 * previous"), ("warptile", "fma_pipe_pct >= 70 %")}
+#: The float32 ladder's gate on its own live capture: every rule passes but this one, a bar the
+#: kernel does not reach (the float4 stage's shared loads stay level: blocktile_2d's were already
+#: 16-byte loads under NVRTC).
+SGEMM_SHORT = {("vectorized", "shared_load_instructions <= 0.35 * previous")}
 
 
 @pytest.mark.parametrize("which,case,short", [("sgemm", "gemm", SGEMM_SHORT), ("hgemm", "hgemm", set())])

@@ -97,3 +97,19 @@ def test_a_call_that_times_out_alone_is_a_timing_error(monkeypatch):
         gpu.event_times_us(lambda a, b: None, [(1, 2)], repeats=30, warmup=5)
     assert exc.value.exit_code == 9 and "synchronizes with the device" in exc.value.one_line()
     assert hold.count + 1 == 2  # the batch, then its first call alone
+
+
+def test_entries_timed_together_take_turns_in_rounds(monkeypatch):
+    # Test values, not measurements: each call of event_times_us returns its round's number.
+    calls = []
+
+    def event_times_us(fn, pairs, repeats, warmup):
+        calls.append((fn, repeats, warmup))
+        return [float(len(calls))] * repeats
+
+    monkeypatch.setattr(gpu, "event_times_us", event_times_us)
+    got = gpu.interleaved_times_us([("a", []), ("b", [])], repeats=7, warmup=5, rounds=3)
+    assert calls == [("a", 3, 5), ("b", 3, 5), ("a", 2, 1), ("b", 2, 1), ("a", 2, 1), ("b", 2, 1)]
+    assert got == [[1.0] * 3 + [3.0] * 2 + [5.0] * 2, [2.0] * 3 + [4.0] * 2 + [6.0] * 2]
+    calls.clear()
+    assert gpu.interleaved_times_us([("a", [])], repeats=2, warmup=0, rounds=5) == [[1.0, 2.0]]  # rounds <= repeats

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SRC = ROOT / "reports" / "h200-hgemm"
+SRC = ROOT / "reports" / "h100-hgemm"
 
 pytestmark = pytest.mark.slow
 
@@ -22,7 +22,7 @@ def test_a_folder_keeps_its_capture_compressed_and_its_page(tmp_path):
     zstd = shutil.which("zstd")
     if zstd is None:
         pytest.fail("the zstd command (Debian's zstd package) is needed here")
-    folder = tmp_path / "h200-hgemm"
+    folder = tmp_path / "h100-hgemm"
     shutil.copytree(SRC, folder)
     subprocess.run([zstd, "-d", "-q", "--rm", str(folder / "profile.ncu-repz"), "-o", str(folder / "profile.ncu-rep")],
                    check=True)

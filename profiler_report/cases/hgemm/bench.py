@@ -20,7 +20,7 @@ from profiler_report.cases.gemm.bench import HARNESS, BenchRow, as_json, check_o
 from profiler_report.cases.hgemm import views
 from profiler_report.live.bench import PeerUnavailable, import_peer
 from profiler_report.live.fanout import SweepPoint
-from profiler_report.live.gpu import event_times_us, import_cupy
+from profiler_report.live.gpu import event_times_us, import_cupy, interleaved_times_us
 from profiler_report.live.kernels import Kernels, compile_module
 from profiler_report.model.base import Case, Size
 from profiler_report.model.manifest import Stage
@@ -54,19 +54,48 @@ class _Timing:
     repeats: int
 
 
-def _timed(t: _Timing, entry: tuple[str, str, Fn, str]) -> BenchRow:
-    """``entry`` = (name, kind, fn, note): checked, then event-timed; a wrong one gets NaN and a WRONG
-    note, a raising one "failed"."""
-    name, kind, fn, note = entry
-    case, pairs, size, repeats = t.case, t.pairs, t.size, t.repeats
-    cupy = import_cupy()
+def _checked(t: _Timing, entry: tuple[str, str, Fn, str]) -> BenchRow | None:
+    """None when ``entry`` = (name, kind, fn, note) computes C within the bound; else its row: a
+    wrong one gets NaN and a WRONG note, a raising one "failed"."""
+    name, kind, fn, _ = entry
     try:
-        bad = check_output(cupy, case, fn, pairs[0], t.ref)
-        if bad:
-            return _row(case, name, kind, None, size, "cuda-events", "WRONG: " + bad)
-        return _row(case, name, kind, event_times_us(fn, pairs, repeats, 3), size, "cuda-events", note)
+        bad = check_output(import_cupy(), t.case, fn, t.pairs[0], t.ref)
     except Exception as exc:  # a peer library failing must not stop the benchmark
-        return _row(case, name, kind, None, size, "failed", f"{type(exc).__name__}: {' '.join(str(exc).split())[:160]}")
+        return _failed(t, entry, exc)
+    return _row(t.case, name, kind, None, t.size, "cuda-events", "WRONG: " + bad) if bad else None
+
+
+def _failed(t: _Timing, entry: tuple[str, str, Fn, str], exc: Exception) -> BenchRow:
+    return _row(t.case, entry[0], entry[1], None, t.size, "failed",
+                f"{type(exc).__name__}: {' '.join(str(exc).split())[:160]}")
+
+
+def _timed_all(t: _Timing, entries: list[tuple[str, str, Fn, str]]) -> list[BenchRow]:
+    """Every entry checked, then the right ones event-timed taking turns in rounds
+    (:func:`~profiler_report.live.gpu.interleaved_times_us`: tensor-core clocks follow power, so
+    entries timed one after the other would each see another clock); rows in ``entries``' order.
+    Should the timing raise (a peer failing mid-run), each right entry is timed alone instead."""
+    rows: dict[int, BenchRow] = {}
+    for i, e in enumerate(entries):
+        bad = _checked(t, e)
+        if bad is not None:
+            rows[i] = bad
+    right = [i for i in range(len(entries)) if i not in rows]
+    times: list[list[float] | None]
+    try:
+        times = list(interleaved_times_us([(entries[i][2], t.pairs) for i in right], t.repeats, 3))
+    except Exception:  # noqa: BLE001 (one failing entry must not lose the others' times)
+        times = [None] * len(right)
+    for i, us in zip(right, times, strict=True):
+        name, kind, fn, note = entries[i]
+        if us is None:
+            try:
+                us = event_times_us(fn, t.pairs, t.repeats, 3)
+            except Exception as exc:
+                rows[i] = _failed(t, entries[i], exc)
+                continue
+        rows[i] = _row(t.case, name, kind, us, t.size, "cuda-events", note)
+    return [rows[i] for i in range(len(entries))]
 
 
 def _stage_fn(k: Kernels, st: Stage, size: Size) -> Fn:
@@ -89,11 +118,14 @@ def bench_size(case: Case, size: Size, *, repeats: int = 20, buffers: int = 2, w
     entries = [(ceiling.id, "ceiling", _stage_fn(k, ceiling, size), "cuBLAS bf16 through torch.matmul, float32 "
                 "accumulation")]
     entries += [(s.id, "stage", _stage_fn(k, s, size), "") for s in (stages or case.manifest.stages)]
-    out = [_timed(t, e) for e in entries]
+    skipped = []
     if with_peers:
         for name, (fn, note) in peers(size).items():
-            out.append(_row(case, name, "peer", None, size, "skipped", note) if fn is None
-                       else _timed(t, (name, "peer", fn, note)))
+            if fn is None:
+                skipped.append(_row(case, name, "peer", None, size, "skipped", note))
+            else:
+                entries.append((name, "peer", fn, note))
+    out = _timed_all(t, entries) + skipped
     base = next((r.tflops for r in out if r.kind == "ceiling"), float("nan"))
     for r in out:
         r.pct_of_ceiling = 100 * r.tflops / base
