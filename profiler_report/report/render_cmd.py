@@ -51,17 +51,9 @@ def render_captures(captures: tuple[Path, ...], target: RenderTarget, expect: Pa
     Raises:
         InputError (bad ladder options; a stage of ``want`` missing: exit 5, after the page is written).
     """
-    from profiler_report.analysis.cli_args import ladder, one_or_many
-    from profiler_report.analysis.experiments import start_experiment_reads
-
-    started: dict[Path, Any] = {}
+    started: dict[Path, Any] = {}  # the experiments' reads, started by _render_pending
     try:
-        kw = ladder(**target.ladder_opts)
-        # The experiments' captures are read beside the main one's; a case (and so its experiments)
-        # is looked for only without --stage and --expect (load_run).
-        if not kw["labels"] and expect is None:
-            started = start_experiment_reads(captures[0].parent, kw["case"])
-        analysis, files = _render_pending(one_or_many(captures), target, kw, expect, baseline, strict,
+        analysis, files = _render_pending(captures, target, expect, baseline, strict,
                                           pending[0] if len(pending) == 1 else pending, started)
     finally:
         for p in [*pending, *started.values()]:
@@ -74,16 +66,24 @@ def render_captures(captures: tuple[Path, ...], target: RenderTarget, expect: Pa
     require_stages(analysis.coverage, [s.strip() for s in want.split(",") if s.strip()] or None, str(target.out))
 
 
-def _render_pending(capture: Path | list[Path], target: RenderTarget, ladder: dict[str, Any], expect: Path | None,
-                    baseline: Path | None, strict: bool, pending: Any,
-                    experiment_reads: dict[Path, Any]) -> tuple[Any, list[Path]]:
-    """``render``'s work once the reads are started; logs where the time went."""
-    from profiler_report.analysis.cli_args import warn_not_comparable
+def _render_pending(captures: tuple[Path, ...], target: RenderTarget, expect: Path | None, baseline: Path | None,
+                    strict: bool, pending: Any, started: dict[Path, Any]) -> tuple[Any, list[Path]]:
+    """``render``'s work once the captures' reads are started (``started``: the experiments'
+    reads are added to it, for the caller to close); logs where the time went."""
     from profiler_report.capture.readahead import usable_cpus
     from profiler_report.util.timer import StepTimer, log
 
     timer = StepTimer(progress=False)  # on failure the error line must stay alone
     with timer.step("import"):
+        from profiler_report.analysis.cli_args import ladder, one_or_many, warn_not_comparable  # pandas too
+
+        kw = ladder(**target.ladder_opts)
+        # The experiments' captures are read beside the main one's; a case (and so its experiments)
+        # is looked for only without --stage and --expect (load_run).
+        if not kw["labels"] and expect is None:
+            from profiler_report.analysis.experiments import start_experiment_reads
+
+            started.update(start_experiment_reads(captures[0].parent, kw["case"]))
         from profiler_report.report.build import render_capture
         from profiler_report.report.charts import pyplot
 
@@ -94,14 +94,13 @@ def _render_pending(capture: Path | list[Path], target: RenderTarget, ladder: di
     from profiler_report.analysis.run import reused_run
 
     workers = min(usable_cpus(), CHART_WORKERS)
-    run, capture = reused_run(capture, ladder, timer)
+    run, capture = reused_run(one_or_many(captures), kw, timer)
     # render_capture reads the capture itself (unless reused_run did): its chart workers, forked
     # first, draw the charts of the sidecar files while the reader children finish.
     analysis, files, diffs = render_capture(capture, target.out, baseline=baseline, strict=strict, timer=timer,
                                             chart_workers=workers, expect=expect, force=True, run=run,
-                                            pending=pending, experiment_reads=experiment_reads,
-                                            allow_mixed=target.allow_mixed,
-                                            **ladder)  # refuse_live_overwrite: checked before
+                                            pending=pending, experiment_reads=started, allow_mixed=target.allow_mixed,
+                                            **kw)  # refuse_live_overwrite: checked before
     if baseline is not None:
         warn_not_comparable(baseline, capture, diffs)
     log(timer.table())
