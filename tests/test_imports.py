@@ -91,6 +91,33 @@ def test_check_and_diff_load_no_html_nor_gpu_module(args, expected):
     assert not leaked, f"{args[0]} imports {leaked}: " + "; ".join(f"{m} from {first.get(m, '?')}" for m in leaked)
 
 
+#: What ``render`` runs before its reads start (cli.render): nothing of it may load pandas,
+#: matplotlib or jinja2, which it imports while the ncu_report children read (~0.3 s earlier each).
+_BEFORE_THE_READS = r"""
+import json, sys
+from pathlib import Path
+import profiler_report.cli
+from profiler_report.capture.readahead import start_read
+from profiler_report.report.render_cmd import render_target
+
+render_target((Path({capture!r}),), Path({out!r}), False,
+              {{"stage_opts": (), "ceiling_opts": (), "case_ref": None, "allow_mixed": False}})
+read = start_read(Path({capture!r}))
+read.close()
+print(json.dumps({{"started": read is not None,
+                   "heavy": sorted(m for m in sys.modules if m.split(".")[0] in ("pandas", "matplotlib", "jinja2"))}}))
+"""
+
+
+def test_render_starts_its_reads_before_pandas_loads(tmp_path):
+    code = _BEFORE_THE_READS.format(capture=str(F32), out=str(tmp_path / "out"))
+    env = {k: v for k, v in os.environ.items() if k != "PROFILER_REPORT_NO_READ_CACHE"}  # the cache is asked too
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert json.loads(res.stdout.strip().splitlines()[-1]) == {"started": True, "heavy": []}
+
+
 # --------------------------------------------------------------------------------------------
 # No import cycles
 

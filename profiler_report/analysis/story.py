@@ -7,7 +7,7 @@ which timing run the peers' figures come from. The report only formats a :class:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -131,12 +131,13 @@ def _sweeps(rows: list[dict[str, Any]] | None) -> dict[str, tuple[Any, ...]]:
 
 
 def tell(analysis: Analysis, case: Case | None, *, capture: Capture | None = None, side: Sidecars | None = None,
-         counters: str = "", dtype: str = "float32", experiments: tuple[ExperimentTable, ...] = ()) -> Story:
+         counters: str = "", dtype: str = "float32", experiments: Iterable[ExperimentTable] = ()) -> Story:
     """The :class:`Story` of one analysis. ``case`` is the case that made the capture (None:
     made elsewhere); ``capture`` gives the per-instruction attribution (None without counters);
     ``side``: the run's sidecar files (timings, validation: the stages that failed it, bench,
     sweep); ``counters``: '' when collected, else why not; ``experiments``: the case's experiment
-    tables (:func:`~profiler_report.analysis.experiments.experiment_tables`)."""
+    tables (:func:`~profiler_report.analysis.experiments.experiment_tables`), iterated once the
+    stage stories are told (a generator may be still reading their captures until then)."""
     side = side or Sidecars()
     timings, bench, sweep = side.timings, side.bench, side.sweep
     wrong = frozenset(str(v["stage"]) for v in side.validation or [] if not v.get("correct", True))
@@ -144,9 +145,10 @@ def tell(analysis: Analysis, case: Case | None, *, capture: Capture | None = Non
     lad = ladder(analysis.summary, analysis.expectations, info,
                  case.manifest.ceiling.op if case else None, wrong, timings, frozenset(analysis.breaks),
                  case.work_unit if case else "GB/s")
-    points = {f"{t.id}/{p}": v for t in experiments for p, v in t.values.items()}
+    stories = _stage_stories(analysis, case, capture, dtype, counters)
+    tables = tuple(experiments)
+    points = {f"{t.id}/{p}": v for t in tables for p, v in t.values.items()}
     claims = records(judge_claims(case.manifest.claims, analysis.summary, points)) \
         if case is not None and case.manifest.claims else []
-    stories = _stage_stories(analysis, case, capture, dtype, counters)
-    return Story(lad, tuple(experiments), tuple(claims), MappingProxyType(stories),
+    return Story(lad, tables, tuple(claims), MappingProxyType(stories),
                  peers_run_note(analysis.summary, bench or [], case.work_unit if case else "GB/s"), **_sweeps(sweep))

@@ -15,9 +15,12 @@ import os
 import pickle
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from profiler_report.capture.model import Capture
 from profiler_report.util.result_cache import ResultCache, file_sha256, files_hash
+
+if TYPE_CHECKING:  # the model imports pandas: start_read asks has() before it is loaded
+    from profiler_report.capture.model import Capture
 
 KIND = "read"
 _HASHES: dict[tuple[str, int, int], str] = {}
@@ -53,6 +56,8 @@ def load(path: Path) -> Capture | None:
     entry = store.get(KIND, key)
     if entry is None:
         return None
+    from profiler_report.capture.model import Capture
+
     try:
         cap = pickle.loads(entry.path("capture.pickle").read_bytes())
     except Exception:  # unpicklable after a library upgrade: read the file again

@@ -112,14 +112,16 @@ def split_pays() -> bool:
 class PendingRead:
     """The children reading one ``.ncu-rep``, started on creation: one per ncu_reader part when
     ``split`` (default: :func:`split_pays`), else one reading everything; or one per entry of
-    ``parts`` when given (``("ranges",)``: only the NVTX ranges).
+    ``parts`` when given (``("ranges",)``: only the NVTX ranges). ``nice``: the children run that
+    much below this process's CPU priority (a read wanted after another, which it would otherwise
+    slow down on a machine with few CPUs).
 
     :meth:`raw` waits for them; :meth:`close` kills any still running (call it when the data
     will not be collected, e.g. after an error).
     """
 
     def __init__(self, path: Path, timeout_s: float | None = None, split: bool | None = None,
-                 parts: tuple[str, ...] | None = None) -> None:
+                 parts: tuple[str, ...] | None = None, nice: int = 0) -> None:
         self.path = Path(path)
         self.timeout_s = read_timeout_s(self.path) if timeout_s is None else timeout_s
         self._deadline = time.monotonic() + self.timeout_s
@@ -128,7 +130,7 @@ class PendingRead:
         # None: one child reads the whole report (the split does not pay on this machine).
         chosen: tuple[str | None, ...] = parts if parts is not None else PARTS if split else (None,)
         self._corrupt = corrupt_tail(self.path)
-        self._procs = [] if self._corrupt else [_spawn(self.path, part) for part in chosen]
+        self._procs = [] if self._corrupt else [_spawn(self.path, part, nice) for part in chosen]
         self._data: dict[str, Any] | None = None
 
     def raw(self) -> dict[str, Any]:
@@ -189,10 +191,11 @@ def child_argv(path: Path, part: str | None) -> list[str]:
             *(["--part", part] if part else [])]
 
 
-def _spawn(path: Path, part: str | None) -> subprocess.Popen[bytes]:
+def _spawn(path: Path, part: str | None, nice: int = 0) -> subprocess.Popen[bytes]:
     root = str(Path(__file__).resolve().parent.parent.parent)
     env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return subprocess.Popen(child_argv(path, part), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    argv = [*child_argv(path, part), *(["--nice", str(nice)] if nice else [])]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
 
 
 def launch_ranges(path: Path, timeout_s: float | None = None) -> list[str]:
@@ -210,9 +213,10 @@ def launch_ranges(path: Path, timeout_s: float | None = None) -> list[str]:
     return list(data["ranges"])
 
 
-def start_read(path: Path, timeout_s: float | None = None) -> PendingRead | None:
-    """Start reading ``path`` when it is a ``.ncu-rep``; None otherwise (a CSV export, a missing,
-    empty or unreadable file: :func:`profiler_report.extract.read_capture` reports those)."""
+def start_read(path: Path, timeout_s: float | None = None, nice: int = 0) -> PendingRead | None:
+    """Start reading ``path`` when it is a ``.ncu-rep`` (``nice``: see :class:`PendingRead`);
+    None otherwise (a CSV export, a missing, empty or unreadable file:
+    :func:`profiler_report.extract.read_capture` reports those)."""
     from profiler_report.capture import parsed
 
     try:
@@ -220,4 +224,4 @@ def start_read(path: Path, timeout_s: float | None = None) -> PendingRead | None
             return None  # (a capture read before comes from the result cache: no child to start)
     except OSError:
         return None
-    return PendingRead(path, timeout_s)
+    return PendingRead(path, timeout_s, nice=nice)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import pickle
 import sys
 from collections.abc import Collection
@@ -320,13 +321,17 @@ def merge_parts(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m profiler_report.capture.reader_child PATH [--part metrics|source|ranges]``:
+    """``python -m profiler_report.capture.reader_child PATH [--part metrics|source|ranges] [--nice N]``:
     pickle :func:`read_raw` (of every part unless ``--part`` names one; :func:`read_ranges` for
-    ``ranges``) to stdout."""
+    ``ranges``) to stdout. ``--nice N``: first lower this process's CPU priority by N (where the
+    OS has ``nice``), for a read wanted after others (see readahead.PendingRead)."""
     parser = argparse.ArgumentParser(prog="python -m profiler_report.capture.reader_child")
     parser.add_argument("path")
     parser.add_argument("--part", choices=(*PARTS, RANGES), default=None)
+    parser.add_argument("--nice", type=int, default=0)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.nice and hasattr(os, "nice"):
+        os.nice(args.nice)
     if args.part == RANGES:
         data = read_ranges(args.path)
     else:

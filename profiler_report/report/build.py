@@ -10,6 +10,7 @@ page is built.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,19 +18,20 @@ from typing import TYPE_CHECKING, Any
 from profiler_report.analysis.compare import comparison_rows, diff_summaries, require_comparable
 from profiler_report.analysis.counterless import counters_note, timings_analysis, timings_summary, unavailable_reason
 from profiler_report.analysis.experiments import experiment_tables
-from profiler_report.analysis.run import Run, load_run
+from profiler_report.analysis.run import Run, load_run, refuse_mixed
 from profiler_report.analysis.sanitizer import sanitizer_text
 from profiler_report.analysis.story import tell
 from profiler_report.capture.sidecars import Sidecars, read_sidecars
 from profiler_report.errors import InputError
 from profiler_report.model.base import Case
+from profiler_report.model.experiment import ExperimentTable
 from profiler_report.model.registry import DEFAULT_CASE, get_case
 from profiler_report.report.bank_map import bank_map_jobs
 from profiler_report.report.cells import cell_rules
 from profiler_report.report.chart_pool import ChartPool
-from profiler_report.report.charts import capture_chart_jobs, sidecar_chart_jobs
+from profiler_report.report.charts import ChartJob, capture_chart_jobs, sidecar_chart_jobs
 from profiler_report.report.guard import refuse_live_overwrite
-from profiler_report.report.html import write_outputs
+from profiler_report.report.html import compile_templates, write_outputs
 from profiler_report.report.notes import capture_provenance, page_notes
 from profiler_report.report.page import PageInputs, build_page
 from profiler_report.report.reuse_marks import reuse_marks
@@ -44,19 +46,32 @@ def _wrong(validation: list[dict[str, Any]] | None) -> frozenset[str]:
     return cell_rules(validation).wrong
 
 
-def _inputs(run: Run, live: bool, capture_label: str | None) -> PageInputs:
+def _provenance(run: Run, live: bool, capture_label: str | None) -> dict[str, Any]:
     prov = capture_provenance(run.capture, run.sidecars, live)
     prov.update({k: f"mixed: {v}" for k, v in run.analysis.mixed.items()})  # a ladder of captures not comparable
     if capture_label:
         prov["capture"] = capture_label
+    return prov
+
+
+def _inputs(run: Run, live: bool, capture_label: str | None, experiment_reads: Mapping[Path, PendingRead] | None = None,
+            prov: dict[str, Any] | None = None) -> PageInputs:
+    """The page's inputs from ``run``; ``prov``: its :func:`_provenance`, when made already."""
+    prov = prov if prov is not None else _provenance(run, live, capture_label)
     side = run.sidecars
     story = tell(run.analysis, run.case, capture=run.capture, side=side, dtype=str(prov.get("dtype", "float32")),
-                 experiments=tuple(experiment_tables(run.case, Path(run.path).parent)))
+                 experiments=_experiments(run, experiment_reads))
     return PageInputs(run.analysis, prov, story, run.case, run.capture, side.timings, side.validation, side.bench,
                       side.sweep, notes=[*page_notes(prov, run.capture),
                                          *(run.analysis.coverage.notes() if run.analysis.coverage else []),
                                          *_mixed_note(run.analysis.mixed)],
                       sanitizer=side.sanitizer, reuse=reuse_marks(Path(run.path).parent))
+
+
+def _experiments(run: Run, reads: Mapping[Path, PendingRead] | None) -> Iterator[ExperimentTable]:
+    """The case's experiment tables, read when first asked for: :func:`tell` asks once the stage
+    stories are told, and their captures' reads (started beside the main one's) finish meanwhile."""
+    yield from experiment_tables(run.case, Path(run.path).parent, reads)
 
 
 def _mixed_note(mixed: dict[str, str]) -> list[str]:
@@ -66,12 +81,19 @@ def _mixed_note(mixed: dict[str, str]) -> list[str]:
             + "): they are shown side by side, and no ratio is taken between two captures."]
 
 
-def _write(inp: PageInputs, out: Path, pool: ChartPool, early: Any, timer: StepTimer) -> list[Path]:
-    late = pool.draw({**capture_chart_jobs(inp.analysis, inp.timings, _wrong(inp.validation)),
-                      **(bank_map_jobs(inp.case, inp.analysis.summary, str(inp.provenance.get("dtype", "float32")))
-                         if not inp.counters else {})})
+def _analysis_jobs(analysis: Analysis, side: Sidecars, case: Case | None, prov: dict[str, Any],
+                   counters: str = "") -> dict[str, ChartJob]:
+    """The charts drawn from the analysis: the case's bank maps (with counters only), the
+    bandwidth overview, the roofline and the stalls per stage. The bank maps, the slowest
+    (0.07-0.13 s), go first: the workers then end close together."""
+    return {**(bank_map_jobs(case, analysis.summary, str(prov.get("dtype", "float32"))) if not counters else {}),
+            **capture_chart_jobs(analysis, side.timings, _wrong(side.validation))}
+
+
+def _write(inp: PageInputs, out: Path, charts: Callable[[], Mapping[str, Any]], timer: StepTimer) -> list[Path]:
+    """Build the page (``charts``: the pool's results, waited for there) and write it."""
     with timer.step("page"):
-        page = build_page(inp, charts=lambda: {**early(), **late()})
+        page = build_page(inp, charts=charts)
     with timer.step("write"):
         return write_outputs(out, page, inp.analysis, inp.sanitizer)
 
@@ -91,6 +113,10 @@ class RenderOptions:
     draws the charts in that many forked processes. ``case``: the case that made both captures
     (None finds it from the capture, see :func:`~profiler_report.analysis.stages.own_case`).
     ``force``: write over a live run's report. ``run``: the capture already loaded, not read again.
+    ``experiment_reads``: the reads of the case's experiment captures already started
+    (:func:`~profiler_report.analysis.experiments.start_experiment_reads`). ``allow_mixed``: False
+    refuses a ladder of captures that are not comparable
+    (:func:`~profiler_report.analysis.run.refuse_mixed`), before any file is written.
     """
 
     labels: list[tuple[str, str]] | None = None
@@ -99,7 +125,7 @@ class RenderOptions:
     baseline: Path | None = None
     tolerance: float = 0.05
     strict: bool = False
-    pending: PendingRead | None = None
+    pending: PendingRead | list[PendingRead | None] | None = None
     timer: StepTimer | None = None
     chart_workers: int = 1
     case: Case | None = None
@@ -107,6 +133,8 @@ class RenderOptions:
     expect: Path | None = None
     force: bool = False
     run: Run | None = None
+    experiment_reads: Mapping[Path, PendingRead] | None = None
+    allow_mixed: bool = True
 
 
 def render_capture(capture_path: Path | list[Path], out: Path,
@@ -123,7 +151,7 @@ def render_capture(capture_path: Path | list[Path], out: Path,
     Raises:
         InputError: ``out`` holds a live run's report (checked first, unless ``live`` or ``force``);
             a sidecar file is corrupt; a ``--stage`` pattern is bad or matches nothing; ``strict``
-            and the baseline is not comparable.
+            and the baseline is not comparable; a ladder not comparable and not ``allow_mixed``.
         ReportUnreadableError: a capture cannot be read.
         TypeError: an option that is no field of :class:`RenderOptions`.
     """
@@ -138,16 +166,21 @@ def render_capture(capture_path: Path | list[Path], out: Path,
             side = run.sidecars
         else:
             side = Sidecars() if many else read_sidecars(Path(_first(capture_path)).parent)
-        early = pool.draw(sidecar_chart_jobs(side.bench, side.sweep))  # need no capture: drawn during the read
+        early = pool.draw_lazily(sidecar_chart_jobs(side.bench, side.sweep))  # need no capture: drawn during the read
         if run is None:
+            compile_templates()  # meanwhile too: not while the page is written (~0.06 s)
             with timer.step("read"):
                 run = load_run(capture_path, o.labels, pending=o.pending, sidecars=side, case=o.case,
                                ceilings=o.ceilings, expect=o.expect)
-        inp, diffs = _inputs(run, o.live, o.capture_label), []
+        refuse_mixed(run, o.allow_mixed)
+        prov = _provenance(run, o.live, o.capture_label)
+        # Drawn while the story is told and the page built: they need the analysis alone.
+        late = pool.draw_lazily(_analysis_jobs(run.analysis, run.sidecars, run.case, prov))
+        inp, diffs = _inputs(run, o.live, o.capture_label, o.experiment_reads, prov), []
         if o.baseline is not None:
             with timer.step("baseline"):
                 diffs = _compare(inp, run, o)
-        files = _write(inp, out, pool, early, timer)
+        files = _write(inp, out, lambda: early() | late(), timer)
     return run.analysis, files, diffs
 
 
@@ -201,8 +234,10 @@ def render_timings_only(folder: Path, out: Path | None = None, live: bool = True
     Raises:
         InputError: the folder holds neither validation.json nor timings.json, or one is corrupt.
     """
-    inp = counterless_inputs(folder, read_sidecars(folder), live, case)
+    side = read_sidecars(folder)
+    inp = counterless_inputs(folder, side, live, case)
     with ChartPool(1) as pool:
-        files = _write(inp, out or folder, pool, pool.draw(sidecar_chart_jobs(inp.bench, inp.sweep)),
-                       StepTimer(progress=False))
+        early = pool.draw_lazily(sidecar_chart_jobs(inp.bench, inp.sweep))
+        late = pool.draw_lazily(_analysis_jobs(inp.analysis, side, inp.case, inp.provenance, inp.counters))
+        files = _write(inp, out or folder, lambda: early() | late(), StepTimer(progress=False))
     return inp.analysis, files

@@ -7,7 +7,8 @@ import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from multiprocessing.pool import AsyncResult
 from typing import Any
 
 from profiler_report.report.charts import ChartJob, draw_here, draw_quietly
@@ -44,6 +45,32 @@ def _die_with_parent() -> bool:
         return False
 
 
+class Drawn(Mapping[str, Any]):
+    """Chart results by job key; one still drawing in a pool's worker is waited for when first
+    looked up (the page is built while its later charts are drawn). ``a | b``: both's results."""
+
+    def __init__(self, results: Mapping[str, Any]) -> None:
+        self._results = dict(results)  # a result, or the AsyncResult of a job still in the pool
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._results[key]
+        if isinstance(value, AsyncResult):
+            value = self._results[key] = value.get()  # raises what the job raised
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._results  # without waiting for it
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._results)
+
+    def __len__(self) -> int:
+        return len(self._results)
+
+    def __or__(self, other: Drawn) -> Drawn:
+        return Drawn({**self._results, **other._results})
+
+
 class ChartPool:
     """Worker processes, forked on creation, that draw chart jobs side by side.
 
@@ -71,8 +98,21 @@ class ChartPool:
         """
         if self._pool is None:
             return lambda: draw_here(jobs)
-        started = {key: self._pool.apply_async(draw_quietly, (fn, *args)) for key, (fn, args) in jobs.items()}
+        started = self._start(jobs)
         return lambda: {key: result.get() for key, result in started.items()}
+
+    def draw_lazily(self, jobs: dict[str, ChartJob]) -> Callable[[], Drawn]:
+        """As :meth:`draw`, but the function returns them as :class:`Drawn`: each waited for
+        when first looked up, which must be before the pool closes (closing ends the jobs
+        still drawing: they give no result)."""
+        if self._pool is None:
+            return lambda: Drawn(draw_here(jobs))
+        started = self._start(jobs)
+        return lambda: Drawn(started)
+
+    def _start(self, jobs: dict[str, ChartJob]) -> dict[str, AsyncResult[Any]]:
+        assert self._pool is not None
+        return {key: self._pool.apply_async(draw_quietly, (fn, *args)) for key, (fn, args) in jobs.items()}
 
     def close(self) -> None:
         """End the workers (safe to call twice)."""

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,10 @@ from profiler_report.util.fsio import atomic_write_many, ensure_dir
 from profiler_report.util.resources import resource_dir
 
 
-def render_html(page: Page) -> str:
-    """The page through ``templates/report.html.j2`` (autoescape on, undefined names are errors)."""
+@functools.cache
+def _environment() -> jinja2.Environment:
+    """The page's templates (autoescape on, undefined names are errors), one environment per
+    process: it keeps each template compiled (and reloads one whose file changed)."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(resource_dir("templates"))),
         autoescape=jinja2.select_autoescape(["html", "j2"]),
@@ -26,7 +29,20 @@ def render_html(page: Page) -> str:
         trim_blocks=True, lstrip_blocks=True,
     )
     env.filters["code"] = inline_code
-    return env.get_template("report.html.j2").render(page=page)
+    return env
+
+
+def compile_templates() -> None:
+    """Compile the page's templates now (~0.06 s): ``render`` does it while the capture is read,
+    so that writing the page does not."""
+    env = _environment()
+    for name in env.list_templates(filter_func=lambda n: n.endswith(".html.j2")):
+        env.get_template(name)
+
+
+def render_html(page: Page) -> str:
+    """The page through ``templates/report.html.j2``."""
+    return _environment().get_template("report.html.j2").render(page=page)
 
 
 _BACKTICKS = re.compile(r"`([^`]+)`")

@@ -10,7 +10,7 @@ bandwidth chart (the first screen); the contents; one section per stage
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,7 +137,7 @@ def ladder_table(lad: Ladder, summary: pd.DataFrame, rules: CellRules) -> Ladder
                        sp.ceiling if figure else "", figure, sp.unit)
 
 
-def _stages(inp: PageInputs, rules: CellRules, drawn: dict[str, Any]) -> tuple[StageSection, ...]:
+def _stages(inp: PageInputs, rules: CellRules, drawn: Mapping[str, Any]) -> tuple[StageSection, ...]:
     a, case = inp.analysis, inp.case
     si = StageInputs(a, case, rules, {v["stage"]: v for v in inp.validation or []}, inp.sanitizer, inp.counters,
                      case.stage_sources() if case else {},
@@ -157,7 +157,7 @@ def _stages(inp: PageInputs, rules: CellRules, drawn: dict[str, Any]) -> tuple[S
     return tuple(out)
 
 
-def stage_parts(inp: PageInputs, sid: str, drawn: dict[str, Any]) -> tuple[Any, ...]:
+def stage_parts(inp: PageInputs, sid: str, drawn: Mapping[str, Any]) -> tuple[Any, ...]:
     """The extra parts of stage ``sid``'s section, in order: one line per kind of part (each a
     frozen dataclass with ``anchor``, ``title`` and ``template``; None when the stage has none)."""
     parts: tuple[Any, ...] = ()
@@ -170,12 +170,12 @@ def _timing_texts(table: LadderTable) -> dict[str, str]:
     return {**ceiling, **{line.stage: line.gbps for line in table.lines}}
 
 
-def build_page(inp: PageInputs, charts: Callable[[], dict[str, Any]] | None = None) -> Page:
+def build_page(inp: PageInputs, charts: Callable[[], Mapping[str, Any]] | None = None) -> Page:
     """The whole page from :class:`PageInputs`, in one pass: every cell's state decided by
     :func:`~profiler_report.report.cells.cell`; ``charts`` (the pool's results: called once
-    here, the charts may still be drawing in worker processes) gives the SVGs by job key
-    (:func:`~profiler_report.report.charts.capture_chart_jobs`). A new whole-run section is one
-    line in the ``sections`` tuple below."""
+    here, the charts may still be drawing in worker processes, each is waited for where it is
+    placed) gives the SVGs by job key (:func:`~profiler_report.report.charts.capture_chart_jobs`).
+    A new whole-run section is one line in the ``sections`` tuple below."""
     a, prov, story = inp.analysis, inp.provenance, inp.story
     rules = cell_rules(inp.validation, inp.counters, a.summary)
     table = ladder_table(story.ladder, a.summary, rules)

@@ -209,6 +209,25 @@ def test_page_charts_drawn_in_a_pool_equal_those_drawn_here(f32_analysis, manife
     assert render_html(pooled) == render_html(here)
 
 
+def _slow_then(value: str) -> str:
+    import time
+
+    time.sleep(0.3)
+    return value
+
+
+@pytest.mark.filterwarnings(FORK_WITH_THREADS)
+@pytest.mark.parametrize("workers", [1, 2])
+def test_charts_drawn_lazily_are_taken_one_by_one(workers):
+    with ChartPool(workers) as pool:
+        first = pool.draw_lazily({"a": (str.upper, ("a",)), "slow": (_slow_then, ("s",))})
+        second = pool.draw_lazily({"b": (str.upper, ("b",))})
+        got = first() | second()
+        assert "slow" in got and "c" not in got and len(got) == 3  # asked without waiting
+        assert got["a"] == "A" and got.get("c") is None
+        assert got == {"a": "A", "slow": "s", "b": "B"}
+
+
 # ---------------------------------------------------------------------------------------------
 # Peers and sweeps, from the committed live H200 run (reports/h200/bench.json and sweep.json,
 # written by `profiler-report bench` and `make report` there).
