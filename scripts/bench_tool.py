@@ -1,6 +1,7 @@
 """How fast the tool itself is: cold `make report`-equivalent runs of the transpose and the
-reduction with an empty result cache, then a one-stage edit (one stage's kernel source changed in
-a copy of the tree: a comment appended inside its `// stage:` block, so its hash changes), and
+reduction with an empty result cache and empty compiler caches (CuPy, Triton, TorchInductor),
+then a one-stage edit (one stage's kernel source changed in a copy of the tree: a comment
+appended inside its `// stage:` block, so its hash changes), and
 `render --from` a capture. Prints a table of wall times and each run's phases (the tool's own
 "time spent" table) and writes a small JSON (default reports/h200/tool-speed.json).
 
@@ -53,7 +54,7 @@ def run_tool(args: list[str], tree: Path, cache: Path, log: Path) -> dict[str, A
     """``python -m profiler_report ARGS`` from ``tree`` with the result cache in ``cache``: wall
     time, exit status, phases; its output goes to ``log``."""
     env = {**os.environ, "PROFILER_REPORT_CACHE": str(cache), "PYTHONPATH": f"{tree}{os.pathsep}"
-           + os.environ.get("PYTHONPATH", ""), "PYTHONUNBUFFERED": "1"}
+           + os.environ.get("PYTHONPATH", ""), "PYTHONUNBUFFERED": "1", **compiler_caches(cache.parent)}
     t0, before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run([sys.executable, "-m", "profiler_report", *args], cwd=tree, env=env,
                           capture_output=True, text=True)
@@ -65,6 +66,14 @@ def run_tool(args: list[str], tree: Path, cache: Path, log: Path) -> dict[str, A
     return {"args": args, "exit": proc.returncode, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
             "load_average_1min": round(os.getloadavg()[0], 1), "phases": phases(proc.stderr),
             "log": log.name}
+
+
+def compiler_caches(work: Path) -> dict[str, str]:
+    """The compilers' caches of the runs (CuPy's kernels, Triton's, TorchInductor's), in the work
+    folder: a cold run starts with them empty, as on a machine that never ran the tool."""
+    root = work / "compilers"
+    return {"CUPY_CACHE_DIR": str(root / "cupy"), "TRITON_CACHE_DIR": str(root / "triton"),
+            "TORCHINDUCTOR_CACHE_DIR": str(root / "inductor")}
 
 
 def edited_copy(work: Path, case: str) -> Path:
@@ -104,7 +113,8 @@ def measure(work: Path, cases: list[str], render_from: Path | None, only: str) -
     cache = work / "cache"
     rows: list[dict[str, Any]] = []
     if only in ("all", "runs"):
-        shutil.rmtree(cache, ignore_errors=True)  # cold: an empty cache
+        shutil.rmtree(cache, ignore_errors=True)  # cold: an empty result cache and empty compiler caches
+        shutil.rmtree(work / "compilers", ignore_errors=True)
         for case in cases:
             res = run_tool(["run", "--case", case, "--out", str(work / f"{case}-cold")], ROOT, cache,
                            work / f"{case}-cold.log")

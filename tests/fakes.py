@@ -63,6 +63,14 @@ def wrong_stages() -> set[str]:
     return {s for s in os.environ.get("FAKE_WRONG_STAGES", "").split(",") if s}
 
 
+def _peers_in_process(patch: Any) -> None:
+    """The peers timed in the test's own process, where the doubles are: no peers' process (a
+    child would import the real CuPy; tests/live/test_peers_process.py tests that process)."""
+    from profiler_report.live import session
+
+    patch.setattr(session, "start_peers", lambda rc, cfg, case: None)
+
+
 def install_fake_gpu(patch: Any) -> None:
     """Replace the CuPy-backed functions of profiler_report.live (gpu, kernels) with test doubles.
 
@@ -102,6 +110,7 @@ def install_fake_gpu(patch: Any) -> None:
     patch.setattr(kmod, "compile_module", compile_module)
     patch.setattr(kmod, "validate", validate)
     patch.setattr(kmod, "time_stages", time_stages)
+    _peers_in_process(patch)
 
 
 class _Setattr:
@@ -202,6 +211,7 @@ def install_numpy_gpu(patch: Any, kernels: dict[str, Any], compile_error: Except
     from profiler_report.model.base import Case
 
     patch.setattr(Case, "choose_configs", choose_configs)
+    _peers_in_process(patch)
     return np_cupy
 
 

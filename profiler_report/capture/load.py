@@ -39,3 +39,25 @@ def read_capture(path: str | Path, pending: PendingRead | None = None) -> Captur
     if path.suffix.lower() == ".csv" or _looks_like_csv(head):
         return read_csv(path)
     return read_ncu_rep(path)  # raises "not an Nsight Compute report"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m profiler_report.capture.load PATH...``: read each capture now, keeping its tables
+    in the result cache, so that the next read of the same content loads them (a live run reads its
+    main capture this way while its experiments are profiled). Exit 1 when one could not be read."""
+    import sys
+
+    from profiler_report.errors import ProfilerReportError
+
+    status = 0
+    for name in sys.argv[1:] if argv is None else argv:
+        try:
+            read_capture(name)
+        except ProfilerReportError as exc:
+            print(f"profiler-report: {exc.message}", file=sys.stderr)
+            status = 1
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -206,6 +206,21 @@ class Point:
             return self.row(p.name, "peer", None, "failed", _failure(exc))
 
 
+def warm_peers(cupy: Any, peers: Iterable[Peer], dtype: str, src: Any, dst: Any) -> None:
+    """Build each of ``peers`` and run it once on ``src``/``dst``, untimed and unchecked (a peer
+    timed by wall clock is only built): the compiles and library starts that would otherwise fall
+    inside the timed step (see :mod:`profiler_report.live.peers_process`). A peer that fails here
+    is left to :meth:`Point.peer` to report."""
+    for p in peers:
+        try:
+            made = p.make(cupy, dtype)
+            if p.timing != WALL:
+                made(src, dst)
+        except Exception:  # noqa: BLE001,S112 (reported where it is timed)
+            continue
+    cupy.cuda.runtime.deviceSynchronize()
+
+
 def _failure(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc)[:160]}"
 

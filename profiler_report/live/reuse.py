@@ -86,15 +86,26 @@ def _stage_digests(rc: RunCache, cfg: RunConfig, case: Case, stages: list[Stage]
     return {s.id: digest(stage_key(case, s, size, cfg.dtype, rc.machine, rc.code)) for s in stages}
 
 
-def peers(rc: RunCache, cfg: RunConfig, case: Case, good: list[Stage], prov: dict[str, Any]) -> dict[str, Any]:
-    """bench.json's content: the peers' timings reused where the key (each peer library's version,
-    the GPU, driver, size, dtype, the bench code) matches. A reused file keeps the rows of the
-    stages whose kernel is unchanged and drops the others' (they were timed with the old kernel;
-    this run's timings.json has the new one's)."""
+def _peers_key(rc: RunCache, cfg: RunConfig, case: Case) -> dict[str, Any]:
     size = case.size(cfg.size)
-    key = {"case": case.name, "size": size, "dtype": cfg.dtype, "repeats": cfg.repeats, "machine": rc.machine,
-           "code": rc.code, "packages": package_versions(PEER_PACKAGES),
-           "ceiling": stage_key(case, case.manifest.ceiling, size, cfg.dtype, rc.machine, rc.code)["source"]}
+    return {"case": case.name, "size": size, "dtype": cfg.dtype, "repeats": cfg.repeats, "machine": rc.machine,
+            "code": rc.code, "packages": package_versions(PEER_PACKAGES),
+            "ceiling": stage_key(case, case.manifest.ceiling, size, cfg.dtype, rc.machine, rc.code)["source"]}
+
+
+def peers_cached(rc: RunCache, cfg: RunConfig, case: Case) -> bool:
+    """Whether :func:`peers` will reuse the peers' timings (looked up, not marked as reused)."""
+    return rc.get("peers", _peers_key(rc, cfg, case), mark=False) is not None
+
+
+def peers(rc: RunCache, cfg: RunConfig, case: Case, good: list[Stage], prov: dict[str, Any],
+          bench: Callable[[], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """bench.json's content: the peers' timings reused where the key (each peer library's version,
+    the GPU, driver, size, dtype, the bench code) matches, else ``bench()`` (default: the case's
+    :meth:`~profiler_report.model.base.Case.bench_at` in this process) and stored. A reused file
+    keeps the rows of the stages whose kernel is unchanged and drops the others' (they were timed
+    with the old kernel; this run's timings.json has the new one's)."""
+    key = _peers_key(rc, cfg, case)
     now = _stage_digests(rc, cfg, case, good)
     hit = rc.get("peers", key, what="peers")
     if hit is not None:
@@ -112,7 +123,7 @@ def peers(rc: RunCache, cfg: RunConfig, case: Case, good: list[Stage], prov: dic
         doc["reused"] = {"date_utc": hit.date_utc, "commit": hit.commit,
                          "dropped_stages": sorted(changed & set(then))}
         return doc
-    doc = case.bench_at(size, cfg.dtype, cfg.repeats, good, prov)
+    doc = bench() if bench is not None else case.bench_at(case.size(cfg.size), cfg.dtype, cfg.repeats, good, prov)
     rc.put("peers", key, {"stages": now}, {"bench.json": json_bytes(doc)})
     return doc
 

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,8 @@ from profiler_report.live import sanitizer as san
 from profiler_report.live.cache import RunCache, open_cache
 from profiler_report.live.config import RunConfig
 from profiler_report.live.doctor import counters_off_reason
+from profiler_report.live.peers_process import PeersProcess
+from profiler_report.live.read_ahead import join, read_ahead
 from profiler_report.model.base import Case
 from profiler_report.model.experiment import RESULT_PREFIX
 from profiler_report.model.manifest import Stage
@@ -248,8 +250,12 @@ def _profile_good(rc: RunCache, cfg: RunConfig, case: Case, good: list[Stage], n
     with timer.step("profile"):
         reuse.profile(rc, cfg, case, profiled, ncu, out,
                       lambda todo: _profile(cfg, case, todo, ncu, out, timer, configs))
-    if not cfg.stages:  # the whole ladder (make report): its experiments too
-        profile_experiments(case, ncu, cfg, out, timer, rc)
+    if not cfg.stages and case.experiments():  # the whole ladder (make report): its experiments too
+        reader = read_ahead(sorted(out.glob("*.ncu-rep")))
+        try:
+            profile_experiments(case, ncu, cfg, out, timer, rc)
+        finally:  # waited for after the experiments, stopped at once when they failed
+            join(reader, timeout_s=120.0 if sys.exc_info()[0] is None else 0.0)
 
 
 def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = None,
@@ -269,6 +275,14 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
     result cache, what was re-timed, the configuration chosen for the shape), profile-parts.json
     and ``reused-<hash>.ncu-rep`` when the stages' captures come from several files, then whatever
     ``render(folder)`` writes (index.html, summary.csv/json).
+
+    The peers are timed in a process of their own (:mod:`~profiler_report.live.peers_process`),
+    started first so that it imports the peer libraries while the first phases run, and asked for
+    the timings at the peers' step, while this process waits (the GPU is theirs alone). While the
+    compute-sanitizer runs, it builds and runs each peer once, untimed; nothing is timed until
+    it is done. The
+    ladder's captures are read into the result cache while ncu profiles the experiments (a child
+    that uses the CPU only).
 
     Results whose key matches are reused from the result cache (:mod:`profiler_report.live.reuse`:
     sanitizer verdicts, validations, captures, peers, experiments, the configuration choice;
@@ -291,18 +305,70 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
     rc = open_cache(cfg.fresh, cfg.cache, gpu.device_info(), nvidia_driver(),
                     git_commit(Path(__file__).resolve().parent.parent.parent), case)
     timer.estimates = reuse.last_steps(rc, cfg, case)
+    worker = start_peers(rc, cfg, case) if peers and case.has_peers else None
+    try:
+        _run_phases(cfg, case, stages, dest, rc, timer, (ncu, sanitizer, no_sanitizer),
+                    _Asked(render, peers, worker, sweep))
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def start_peers(rc: RunCache, cfg: RunConfig, case: Case) -> PeersProcess | None:
+    """The peers' process (:mod:`~profiler_report.live.peers_process`), started now so that its
+    imports overlap the run's first phases; None when the peers' timings will be reused."""
+    if reuse.peers_cached(rc, cfg, case):
+        return None
+    return PeersProcess.start(case, case.size(cfg.size), cfg.dtype)
+
+
+def _peers_doc(worker: PeersProcess | None, cfg: RunConfig, case: Case, good: list[Stage],
+               prov: dict[str, Any]) -> dict[str, Any]:
+    """bench.json's content from the peers' process, or from this process when there is none or it
+    gave no answer (said on one line)."""
+    if worker is not None:
+        doc, why = worker.bench(good, cfg.repeats, prov, cfg.ncu_timeout_s)
+        if doc is not None:
+            return doc
+        log(f"  the peers' process gave no result ({why}); timing the peers in this process")
+    return case.bench_at(case.size(cfg.size), cfg.dtype, cfg.repeats, good, prov)
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What :func:`live_run`'s caller asked for beyond the config: the render step, the peers
+    (and their process, None when there is none), an earlier sweep to include."""
+
+    render: Callable[[Path], Any] | None
+    peers: bool
+    worker: PeersProcess | None
+    sweep: Path | None
+
+
+def _run_phases(cfg: RunConfig, case: Case, stages: list[Stage], dest: Path, rc: RunCache, timer: StepTimer,
+                tools: tuple[str | None, str | None, str], asked: _Asked) -> None:
+    """:func:`live_run`'s phases into ``dest`` (atomically): ``tools`` (ncu, compute-sanitizer, why
+    no sanitizer)."""
+    ncu, sanitizer, no_sanitizer = tools
+    with_peers, worker, render, sweep = asked.peers, asked.worker, asked.render, asked.sweep
     with atomic_dir(dest) as out:
         configs, choices = reuse.choose(rc, cfg, case, stages, timer)
         stages = [replace(s, targs=configs[s.id]) if s.id in configs else s for s in stages]
+        if worker is not None and sanitizer:
+            worker.warm()  # beside the sanitizer, which checks correctness, not speed
         sanitized = reuse.sanitize(rc, cfg, case, stages, sanitizer, out, timer, configs) if sanitizer else None
+        if worker is not None and sanitizer and (why := worker.warmed(cfg.ncu_timeout_s)):
+            log(f"  the peers' process stopped ({why}); the peers will be timed in this process")
+            worker = None
         validations, timings = _measure(cfg, case, stages, timer, sanitized, rc)
         good = [s for s, v in zip(stages, validations, strict=False) if v.correct]
         prov = provenance(cfg, case, ncu, [s.id for s in stages])
         prov["sanitizer"] = sanitizer_text(sanitized, no_sanitizer)
         _write_measured(out, prov, sanitized, validations, timings)
-        if peers and case.has_peers:  # a case without peers (a user's) is not asked for them
+        if with_peers and case.has_peers:  # a case without peers (a user's) is not asked for them
             with timer.step("peers"):
-                write_json(out / "bench.json", reuse.peers(rc, cfg, case, good, prov))
+                write_json(out / "bench.json",
+                           reuse.peers(rc, cfg, case, good, prov, partial(_peers_doc, worker, cfg, case, good, prov)))
         if sweep is not None:
             shutil.copyfile(sweep, out / "sweep.json")
         _profile_good(rc, cfg, case, good, ncu, out, timer, configs)

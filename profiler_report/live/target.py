@@ -1,6 +1,7 @@
 """The target process of ncu (``python -m profiler_report.live.target profile --case NAME ...``)
 and of compute-sanitizer (``... sanitize ...``: every stage once, between marker lines, see
-:mod:`profiler_report.live.sanitizer`).
+:mod:`profiler_report.live.sanitizer`); also the run's peers' process (``... peers ...``, see
+:mod:`profiler_report.live.peers_process`).
 
 It validates each stage, then launches each one exactly once inside the NVTX push/pop range
 ``pr_<case>.<stage>`` (:func:`profiler_report.model.ranges.nvtx_range_name`), the range that
@@ -53,11 +54,12 @@ def run_experiment(case: Case, experiment_id: str) -> int:
     results = exp.run_target(case)
     print(RESULT_PREFIX + json.dumps(results, sort_keys=True), flush=True)
     return 0  # a wrong point is in the JSON (the report marks it): exit 1 would fail ncu and the run
+
+
 def stage_kernels(kernels: Kernels, stage: Stage, size: Size) -> list[str]:
     """The name expressions of the kernels one run of ``stage`` launches (its steps), in order."""
-    cupy = import_cupy()
     case = kernels.case
-    a = case.guarded("make_input", stage, case.make_input, cupy, size, kernels.dtype, 0)
+    a = kernels.make_input(stage, size, 0)
     out = fresh_output(kernels, stage, size)
     steps = case.guarded("steps", stage, case.steps, stage, a, out, size, kernels.dtype)
     return list(dict.fromkeys(kernels.names[kernel_key(s.kernel)] for s in steps if s.kernel is not None))
@@ -91,9 +93,11 @@ def sanitize_launches(kernels: Kernels, stages: list[Stage], size: Size) -> list
 def _parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m profiler_report.live.target",
                                 description="ncu target: one profiled launch per stage")
-    p.add_argument("mode", choices=["profile", "experiment", "sanitize"],
+    p.add_argument("mode", choices=["profile", "experiment", "sanitize", "peers"],
                    help="profile: the stages; experiment: the points of one experiment of the case; "
-                        "sanitize: each stage once between markers, for compute-sanitizer")
+                        "sanitize: each stage once between markers, for compute-sanitizer; peers: import the "
+                        "peer libraries, then time the stages against the peers as one JSON line on stdin asks "
+                        "(profiler_report.live.peers_process)")
     p.add_argument("--case", default=DEFAULT_CASE, help="a built-in case's name or a case folder's path")
     p.add_argument("--size", default="", help='the case\'s dimensions as JSON, e.g. {"rows": 4096, "cols": 4096}')
     p.add_argument("--dtype", default="")
@@ -107,6 +111,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.mode == "profile" and not (args.size and args.dtype and args.stages):
         p.error("profile needs --size, --dtype and --stages")
+    if args.mode == "peers" and not (args.size and args.dtype):
+        p.error("peers needs --size and --dtype")
     if args.mode == "experiment" and not args.experiment:
         p.error("experiment needs --experiment ID")
     return args
@@ -118,6 +124,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.mode == "experiment":
         return run_experiment(case, args.experiment)
     size = case.size(json.loads(args.size))
+    if args.mode == "peers":
+        from profiler_report.live.peers_process import serve
+
+        return serve(case, size, args.dtype)
     configs = {k: tuple(str(a) for a in v) for k, v in json.loads(args.configs or "{}").items()}
     stages = []
     for item in args.stages.split(","):
@@ -126,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         st = replace(st, id=label) if kernel_of else st
         stages.append(replace(st, targs=configs[st.id]) if st.id in configs else st)
     module, names = compile_module(case, args.dtype, extra=tuple(s for s in stages if s.id in configs))
-    kernels = Kernels(module, names, args.dtype, case)
+    # Under compute-sanitizer each input is made once (see Kernels.make_input).
+    kernels = Kernels(module, names, args.dtype, case, keep_inputs=args.mode == "sanitize")
     results = (profile_launches if args.mode == "profile" else sanitize_launches)(kernels, stages, size)
     bad = [v for v in results if not v.correct]
     for v in bad:

@@ -340,6 +340,15 @@ class Case:
         """The stages against the case's peers at one size (GPU): bench.json's content."""
         return self._bench("peers to time").bench_at(self, size, dtype, repeats, stages, provenance)
 
+    def warm_peers(self, size: Size, dtype: str) -> None:
+        """Build the case's peers and run each once at ``size`` and ``dtype``, untimed (GPU; the
+        bench module's ``warm_peers`` where it has one, else nothing): the compiles and library
+        starts that would otherwise fall inside the peers' step."""
+        if self.bench_module:
+            warm = getattr(importlib.import_module(self.bench_module), "warm_peers", None)
+            if warm is not None:
+                warm(self, size, dtype)
+
     def has_config_candidates(self, stage: Stage, dtype: str) -> bool:
         """Whether ``run`` chooses ``stage``'s configuration for its shape by timing candidates
         (the bench module's ``config_candidates``); False for a case without them."""

@@ -99,3 +99,27 @@ def test_the_committed_bench_files_read_back_to_the_same_rows(harness, path):
         assert set(after) >= set(before), set(before) - set(after)
         assert json.dumps({k: after[k] for k in before}) == json.dumps(before)
     assert again.get("pct_label") == doc.get("pct_label")
+
+
+def test_warming_up_builds_every_peer_runs_the_event_timed_ones_once_and_survives_a_failure():
+    import types
+
+    ran, built = [], []
+
+    def event_timed(cupy, dtype):
+        built.append("events")
+        return lambda src, dst: ran.append((src, dst))
+
+    def missing(cupy, dtype):
+        raise PeerUnavailable("not installed")
+
+    def wall(cupy, dtype):
+        built.append("wall")
+        return lambda point: (_ for _ in ()).throw(AssertionError("a wall-clock peer is only built"))
+
+    synced = []
+    cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(
+        deviceSynchronize=lambda: synced.append(1))))
+    peers = [Peer("m", missing), Peer("e", event_timed), Peer("w", wall, timing=WALL)]
+    bench.warm_peers(cupy, peers, "float32", "s", "d")
+    assert built == ["events", "wall"] and ran == [("s", "d")] and synced == [1]

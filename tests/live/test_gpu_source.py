@@ -113,3 +113,31 @@ def test_entries_timed_together_take_turns_in_rounds(monkeypatch):
     assert got == [[1.0] * 3 + [3.0] * 2 + [5.0] * 2, [2.0] * 3 + [4.0] * 2 + [6.0] * 2]
     calls.clear()
     assert gpu.interleaved_times_us([("a", [])], repeats=2, warmup=0, rounds=5) == [[1.0, 2.0]]  # rounds <= repeats
+
+
+def test_each_kernel_is_compiled_as_a_module_of_its_own_at_once():
+    import threading
+
+    made: list[tuple[str, tuple[str, ...], str]] = []
+
+    class RawModule:  # CuPy's, recording what it is asked to compile and where
+        def __init__(self, code, options, name_expressions):
+            assert len(name_expressions) == 1
+            self.name, self.compiled_in = name_expressions[0], None
+            made.append((code, options, self.name))
+
+        def get_function(self, name):
+            assert name == self.name, "a kernel asked of another kernel's module"
+            self.compiled_in = self.compiled_in or threading.current_thread().name
+            return f"fn:{name}"
+
+    class Cupy:
+        pass
+
+    Cupy.RawModule = RawModule
+    names = ["k<float>", "k2<float,32>", "k<float>"]
+    mods = gpu.compile_kernels(Cupy, "src", ("-std=c++17",), names)
+    assert sorted(n for _, _, n in made) == ["k2<float,32>", "k<float>"]  # a repeated name compiled once
+    assert all(code == "src" and opts == ("-std=c++17",) for code, opts, _ in made)
+    assert all(m.compiled_in and m.compiled_in != "MainThread" for m in mods.modules.values())
+    assert mods.get_function("k2<float,32>") == "fn:k2<float,32>"

@@ -13,6 +13,7 @@ from typing import Any
 from profiler_report.analysis.verdicts import slower_beyond_spread
 from profiler_report.cases.reduction.peers import PEERS
 from profiler_report.live.bench import BenchRow, Fn, Harness, Point, checked_output, relative_to
+from profiler_report.live.bench import warm_peers as warm
 from profiler_report.live.fanout import SweepPoint
 from profiler_report.live.gpu import device_info, import_cupy
 from profiler_report.live.kernels import Kernels, compile_module
@@ -200,6 +201,12 @@ def config_verdicts(rows: list[BenchRow]) -> list[str]:
             text += f"; the chosen {chosen.name} ({chosen.pct:.1f}%) is within the spread of it"
         out.append(text)
     return out
+
+
+def warm_peers(case: Case, size: dict[str, int], dtype: str) -> None:
+    """The peers built and run once at ``size`` and ``dtype``, untimed (:func:`.live.bench.warm_peers`)."""
+    src, dst = _pairs(case, size["n"], dtype, 1)[0]
+    warm(import_cupy(), PEERS, dtype, src, dst)
 
 
 def bench_at(case: Case, size: dict[str, int], dtype: str, repeats: int, stages: list[Stage],

@@ -25,6 +25,7 @@ from profiler_report.live.bench import (
     choose_config,
     relative_to,
 )
+from profiler_report.live.bench import warm_peers as warm
 from profiler_report.live.fanout import SweepPoint
 from profiler_report.live.gpu import device_info, import_cupy
 from profiler_report.live.kernels import Kernels, compile_module
@@ -329,6 +330,15 @@ def make_pairs(case: Case, cupy: Any, rows: int, cols: int, dtype: str, buffers:
     out = cupy.empty((cols, rows), dtype=dtype)
     return [(case.make_input(cupy, size, dtype, seed=i + 1), out if shared_output else cupy.empty_like(out))
             for i in range(buffers)]
+
+
+def warm_peers(case: Case, size: dict[str, int], dtype: str) -> None:
+    """The peers built and run once at ``size`` and ``dtype``, untimed (:func:`.live.bench.warm_peers`),
+    and the copy kernels of :func:`bench_size` compiled."""
+    cupy = import_cupy()
+    compile_module(case, dtype, extra=COPIES)
+    src, dst = make_pairs(case, cupy, size["rows"], size["cols"], dtype, 1)[0]
+    warm(cupy, PEERS, dtype, src, dst)
 
 
 def bench_at(case: Case, size: dict[str, int], dtype: str, repeats: int, stages: list[Stage],

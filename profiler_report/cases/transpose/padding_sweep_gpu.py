@@ -8,14 +8,14 @@ from typing import Any
 import numpy as np
 
 from profiler_report.cases.transpose.padding_points import POINTS, SIZE, SOURCE, launch_shape, name_expression
-from profiler_report.live.gpu import import_cupy, poison, push_range
+from profiler_report.live.gpu import compile_kernels, import_cupy, poison, push_range
 
 
 def run_points(case: Any, experiment: Any) -> list[dict[str, Any]]:
     """Validate and profile every point; ``[{"point", "correct", "message"}]`` in point order."""
     cupy = import_cupy()
-    module = cupy.RawModule(code=SOURCE.read_text(), options=("-std=c++17", "-lineinfo"),
-                            name_expressions=[name_expression(p) for p in POINTS])
+    module = compile_kernels(cupy, SOURCE.read_text(), ("-std=c++17", "-lineinfo"),
+                             [name_expression(p) for p in POINTS])
     rows, cols = SIZE["rows"], SIZE["cols"]
     results = []
     for p in POINTS:

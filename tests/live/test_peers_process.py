@@ -1,0 +1,164 @@
+"""live/peers_process.py without a GPU: the request and answer between the run and its peers'
+process (a stand-in child script), the process's own side (:func:`serve`) on a recording case,
+and a run that falls back to timing the peers itself when the process gives no answer."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from fakes import install_fake_gpu
+
+from profiler_report.live import peers_process as pp
+from profiler_report.live import session
+from profiler_report.live.config import RunConfig
+from profiler_report.model.base import Case
+from profiler_report.model.experiment import RESULT_PREFIX
+from profiler_report.model.registry import get_case
+
+CASE = get_case("transpose")
+
+
+def _child(tmp_path: Path, body: str) -> pp.PeersProcess:
+    script = tmp_path / "child.py"
+    script.write_text(f"import json, sys, time\nPREFIX = {RESULT_PREFIX!r}\n{body}")
+    return pp.PeersProcess(subprocess.Popen([sys.executable, str(script)], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                            start_new_session=True))
+
+
+def _stages():
+    chosen = replace(CASE.manifest.stage("vec_realigned"), targs=("16", "32", "512"))
+    return [CASE.manifest.stage("padded"), chosen]
+
+
+def test_the_request_names_each_stage_with_its_configuration_and_the_answer_is_read_back(tmp_path):
+    proc = _child(tmp_path, "req = json.loads(sys.stdin.readline())\n"
+                            "print('a warning of a peer library')\n"
+                            "print(PREFIX + json.dumps({'rows': [], 'asked': req}))\n")
+    doc, why = proc.bench(_stages(), 30, {"commit": "abc"}, 30)
+    assert why == ""
+    assert doc == {"rows": [], "asked": {"stages": [["padded", []], ["vec_realigned", ["16", "32", "512"]]],
+                                         "repeats": 30, "provenance": {"commit": "abc"}}}
+
+
+def test_a_process_that_fails_gives_no_answer_and_its_last_line(tmp_path):
+    proc = _child(tmp_path, "sys.stdin.readline()\nprint('RuntimeError: boom')\nsys.exit(1)\n")
+    assert proc.bench(_stages(), 30, {}, 30) == (None, "exit 1: RuntimeError: boom")
+
+
+def test_a_process_that_hangs_is_stopped_after_the_timeout(tmp_path):
+    proc = _child(tmp_path, "sys.stdin.readline()\ntime.sleep(60)\n")
+    doc, why = proc.bench(_stages(), 30, {}, 1)
+    assert doc is None and why == "no answer within 1 s"
+    assert proc.proc.poll() is not None
+
+
+def test_close_stops_a_process_still_importing(tmp_path):
+    proc = _child(tmp_path, "time.sleep(60)\n")
+    proc.close()
+    assert proc.proc.wait(timeout=10) is not None
+
+
+def test_serve_imports_then_answers_the_one_request(monkeypatch, capsys):
+    asked = []
+
+    def bench_at(self, size, dtype, repeats, stages, prov):
+        asked.append((size, dtype, repeats, [(s.id, s.targs) for s in stages], prov))
+        return {"provenance": prov, "rows": [{"name": "x", "median_us": float("nan")}]}
+
+    monkeypatch.setattr(Case, "bench_at", bench_at)
+    monkeypatch.setattr(pp, "PEER_IMPORTS", ("json", "a_module_that_is_not_installed"))
+    request = {"stages": [["padded", []], ["vec_realigned", ["16", "32", "512"]]], "repeats": 7,
+               "provenance": {"commit": "abc"}}
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(request) + "\n"))
+    assert pp.serve(CASE, {"rows": 64, "cols": 32}, "float32") == 0
+    assert asked == [({"rows": 64, "cols": 32}, "float32", 7,
+                      [("padded", CASE.manifest.stage("padded").targs), ("vec_realigned", ("16", "32", "512"))],
+                      {"commit": "abc"})]
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(RESULT_PREFIX)
+    assert json.loads(line[len(RESULT_PREFIX):])["rows"][0]["name"] == "x"
+
+
+def test_serve_with_no_request_does_nothing(monkeypatch, capsys):
+    monkeypatch.setattr(Case, "bench_at", lambda *a: (_ for _ in ()).throw(AssertionError("timed without a request")))
+    monkeypatch.setattr(pp, "PEER_IMPORTS", ())
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    assert pp.serve(CASE, {"rows": 64, "cols": 32}, "float32") == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_a_run_asks_its_peers_process_and_times_the_peers_itself_when_it_gives_nothing(monkeypatch, tmp_path,
+                                                                                        capsys):
+    install_fake_gpu(monkeypatch)
+    calls: list = []
+
+    class Worker:
+        def bench(self, good, repeats, prov, timeout_s):
+            calls.append([s.id for s in good])
+            return None, "exit 1: boom"
+
+        def close(self):
+            calls.append("closed")
+
+    monkeypatch.setattr(session, "start_peers", lambda rc, cfg, case: Worker())
+    monkeypatch.setattr(Case, "bench_at", lambda self, size, dtype, repeats, stages, prov: {"rows": [], "here": 1})
+    cfg = RunConfig(case="transpose", size={"rows": 64, "cols": 32}, counters=False, sanitize=False, cache=False,
+                    choose=False)
+    session.live_run(cfg, tmp_path / "r", peers=True)
+    assert calls == [[s.id for s in CASE.manifest.stages], "closed"]
+    err = capsys.readouterr().err
+    assert "the peers' process gave no result (exit 1: boom); timing the peers in this process" in err
+    assert json.loads((tmp_path / "r" / "bench.json").read_text()) == {"rows": [], "here": 1}
+
+
+def test_no_peers_process_when_the_peers_timings_will_be_reused(monkeypatch):
+    monkeypatch.setattr(session.reuse, "peers_cached", lambda rc, cfg, case: True)
+    assert session.start_peers(None, RunConfig(), CASE) is None  # type: ignore[arg-type]
+
+
+_WARMING = ("req = json.loads(sys.stdin.readline())\n"
+            "if req.get('warm'):\n"
+            "    print('compiling', flush=True)\n"
+            "    {warm}\n"
+            "    req = json.loads(sys.stdin.readline())\n"
+            "print(PREFIX + json.dumps({{'rows': [], 'asked': req}}))\n")
+
+
+def test_the_run_waits_for_the_warm_up_then_asks_for_the_timings(tmp_path):
+    proc = _child(tmp_path, _WARMING.format(warm=f"print({pp.WARMED!r}, flush=True)"))
+    proc.warm()
+    assert proc.warmed(30) == ""
+    doc, why = proc.bench(_stages(), 30, {}, 30)
+    assert why == "" and doc is not None and doc["asked"]["repeats"] == 30
+
+
+def test_a_warm_up_past_its_time_stops_the_process_before_anything_is_timed(tmp_path):
+    proc = _child(tmp_path, _WARMING.format(warm="time.sleep(60)"))
+    proc.warm()
+    assert proc.warmed(1) == "no warm-up within 1 s"
+    assert proc.proc.poll() is not None
+
+
+def test_a_process_that_ends_in_its_warm_up_says_its_last_line(tmp_path):
+    proc = _child(tmp_path, _WARMING.format(warm="sys.exit(3)"))
+    proc.warm()
+    assert proc.warmed(30) == "it ended: compiling"
+
+
+def test_serve_warms_up_when_asked_then_answers(monkeypatch, capsys):
+    warmed = []
+    monkeypatch.setattr(Case, "warm_peers", lambda self, size, dtype: warmed.append((size, dtype)))
+    monkeypatch.setattr(Case, "bench_at", lambda self, size, dtype, repeats, stages, prov: {"rows": []})
+    monkeypatch.setattr(pp, "PEER_IMPORTS", ())
+    request = {"stages": [["padded", []]], "repeats": 7, "provenance": {}}
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps({"warm": True}) + "\n" + json.dumps(request) + "\n"))
+    assert pp.serve(CASE, {"rows": 64, "cols": 32}, "float32") == 0
+    assert warmed == [({"rows": 64, "cols": 32}, "float32")]
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == pp.WARMED and out[1].startswith(RESULT_PREFIX)
