@@ -48,6 +48,12 @@ def device_info() -> dict[str, Any]:
     }
 
 
+def free_cached_memory() -> None:
+    """Hand the device memory CuPy's pool keeps for reuse back to the driver: before another
+    process (the peers') allocates its own buffers at the run's size."""
+    import_cupy().get_default_memory_pool().free_all_blocks()
+
+
 class KernelModules:
     """A CUDA source compiled once per kernel: name expression -> its own ``cupy.RawModule``
     (:func:`compile_kernels`). ``get_function(name)`` as a single module's."""

@@ -327,6 +327,7 @@ def _peers_doc(worker: PeersProcess | None, cfg: RunConfig, case: Case, good: li
     """bench.json's content from the peers' process, or from this process when there is none or it
     gave no answer (said on one line)."""
     if worker is not None:
+        gpu.free_cached_memory()  # its buffers and ours would otherwise both be held
         doc, why = worker.bench(good, cfg.repeats, prov, cfg.ncu_timeout_s)
         if doc is not None:
             return doc
@@ -357,9 +358,12 @@ def _run_phases(cfg: RunConfig, case: Case, stages: list[Stage], dest: Path, rc:
         if worker is not None and sanitizer:
             worker.warm()  # beside the sanitizer, which checks correctness, not speed
         sanitized = reuse.sanitize(rc, cfg, case, stages, sanitizer, out, timer, configs) if sanitizer else None
-        if worker is not None and sanitizer and (why := worker.warmed(cfg.ncu_timeout_s)):
-            log(f"  the peers' process stopped ({why}); the peers will be timed in this process")
-            worker = None
+        if worker is not None and sanitizer:
+            with timer.step("peers_warmup"):  # what of it outlasted the sanitizer: waited for here
+                why = worker.warmed(cfg.ncu_timeout_s)
+            if why:
+                log(f"  the peers' process stopped ({why}); the peers will be timed in this process")
+                worker = None
         validations, timings = _measure(cfg, case, stages, timer, sanitized, rc)
         good = [s for s, v in zip(stages, validations, strict=False) if v.correct]
         prov = provenance(cfg, case, ncu, [s.id for s in stages])

@@ -11,6 +11,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from fakes import install_fake_gpu
 
 from profiler_report.live import peers_process as pp
@@ -107,11 +108,12 @@ def test_a_run_asks_its_peers_process_and_times_the_peers_itself_when_it_gives_n
             calls.append("closed")
 
     monkeypatch.setattr(session, "start_peers", lambda rc, cfg, case: Worker())
+    monkeypatch.setattr(session.gpu, "free_cached_memory", lambda: calls.append("freed"))
     monkeypatch.setattr(Case, "bench_at", lambda self, size, dtype, repeats, stages, prov: {"rows": [], "here": 1})
     cfg = RunConfig(case="transpose", size={"rows": 64, "cols": 32}, counters=False, sanitize=False, cache=False,
                     choose=False)
     session.live_run(cfg, tmp_path / "r", peers=True)
-    assert calls == [[s.id for s in CASE.manifest.stages], "closed"]
+    assert calls == ["freed", [s.id for s in CASE.manifest.stages], "closed"]
     err = capsys.readouterr().err
     assert "the peers' process gave no result (exit 1: boom); timing the peers in this process" in err
     assert json.loads((tmp_path / "r" / "bench.json").read_text()) == {"rows": [], "here": 1}
@@ -162,3 +164,58 @@ def test_serve_warms_up_when_asked_then_answers(monkeypatch, capsys):
     assert warmed == [({"rows": 64, "cols": 32}, "float32")]
     out = capsys.readouterr().out.splitlines()
     assert out[0] == pp.WARMED and out[1].startswith(RESULT_PREFIX)
+
+
+def _sanitized(job, text, folder, **kw):
+    from profiler_report.live import sanitizer as san
+
+    runs = {t: san.ToolRun(t, processes=1, seconds=1.0) for t in san.TOOLS}
+    outs = {t: [san.ToolOutput(t, errors=0, begun=list(job.stages),
+                               ended={s: {"stage": s, "correct": True} for s in job.stages})] for t in san.TOOLS}
+    return {"schema": san.SCHEMA, "tool": "/fake/compute-sanitizer", "version": "2025.3.1.0",
+            "tools": [vars(r) for r in runs.values()], "size": {"rows": 67, "cols": 133}, "size_text": "67x133",
+            "dtype": "float32", "stages": san.stage_results(list(job.stages), san.TOOLS, runs, outs), "other": []}
+
+
+@pytest.mark.parametrize("warm_up", ["", "no warm-up within 600 s"])
+def test_the_warm_up_runs_beside_the_sanitizer_and_is_over_before_anything_is_timed(warm_up, monkeypatch, tmp_path,
+                                                                                    capsys):
+    from profiler_report.live import kernels as kmod
+    from profiler_report.util.timer import StepTimer
+
+    install_fake_gpu(monkeypatch)
+    events: list[str] = []
+
+    class Worker:
+        def warm(self):
+            events.append("warm")
+
+        def warmed(self, timeout_s):
+            events.append("warmed")
+            return warm_up
+
+        def bench(self, good, repeats, prov, timeout_s):
+            events.append("bench")
+            return {"rows": [], "from": "process"}, ""
+
+        def close(self):
+            events.append("closed")
+
+    time_stages = kmod.time_stages
+    monkeypatch.setattr(kmod, "time_stages", lambda *a: events.append("time") or time_stages(*a))
+    monkeypatch.setattr(session, "start_peers", lambda rc, cfg, case: Worker())
+    monkeypatch.setattr(session.gpu, "free_cached_memory", lambda: None)
+    monkeypatch.setattr(session.san, "resolve", lambda wanted: ("/fake/compute-sanitizer", ""))
+    monkeypatch.setattr(session.san, "sanitize", lambda *a, **kw: events.append("sanitize") or _sanitized(*a, **kw))
+    monkeypatch.setattr(Case, "bench_at", lambda self, size, dtype, repeats, stages, prov: {"rows": [], "from": "run"})
+    cfg = RunConfig(case="transpose", size={"rows": 64, "cols": 32}, counters=False, cache=False, choose=False)
+    timer = StepTimer()
+    session.live_run(cfg, tmp_path / "r", peers=True, timer=timer)
+    bench = json.loads((tmp_path / "r" / "bench.json").read_text())
+    if not warm_up:
+        assert events == ["warm", "sanitize", "warmed", "time", "bench", "closed"]
+        assert bench["from"] == "process"
+    else:  # stopped: the peers are timed in the run's own process
+        assert events == ["warm", "sanitize", "warmed", "time", "closed"] and bench["from"] == "run"
+        assert "the peers' process stopped (no warm-up within 600 s)" in capsys.readouterr().err
+    assert "peers_warmup" in [name for name, _ in timer.steps]
