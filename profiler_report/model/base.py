@@ -327,7 +327,8 @@ class Case:
     #: provides ``bench_at(case, size, dtype, repeats, stages, provenance)``, ``run_all(case,
     #: quick=, repeats=)``, ``sweep_points(case, ref, quick=, repeats=)``, ``bench_point(case,
     #: point)`` and ``HARNESS`` (a :class:`profiler_report.live.bench.Harness`: the row type, the
-    #: table, the JSON); its peers are ``Peer`` entries of the harness.
+    #: table, the JSON), and may provide ``warm_peers(case, size, dtype)``; its peers are ``Peer``
+    #: entries of the harness.
     bench_module: str = ""
 
     def _bench(self, what: str) -> Any:
