@@ -207,14 +207,18 @@ class Point:
 
 
 def warm_peers(cupy: Any, peers: Iterable[Peer], dtype: str, src: Any, dst: Any) -> None:
-    """Build each of ``peers`` and run it once on ``src``/``dst``, untimed and unchecked (a peer
-    timed by wall clock is only built): the compiles and library starts that would otherwise fall
-    inside the timed step (see :mod:`profiler_report.live.peers_process`). A peer that fails here
-    is left to :meth:`Point.peer` to report."""
+    """Build each of ``peers`` and run it once on ``src``/``dst``, untimed: the compiles and library
+    starts that would otherwise fall inside the timed step (see
+    :mod:`profiler_report.live.peers_process`). A peer timed by wall clock is given a point of that
+    one pair and no timed repeats (it checks its output and warms up, and times nothing). A peer
+    that fails here is left to :meth:`Point.peer` to report."""
+    point = Point(cupy, BenchRow, {}, dtype, [(src, dst)], 0, 0, lambda p, fn, st: "", repeats=0, warmup=0)
     for p in peers:
         try:
             made = p.make(cupy, dtype)
-            if p.timing != WALL:
+            if p.timing == WALL:
+                made(point)
+            else:
                 made(src, dst)
         except Exception:  # noqa: BLE001,S112 (reported where it is timed)
             continue
