@@ -42,15 +42,25 @@ def read_capture(path: str | Path, pending: PendingRead | None = None) -> Captur
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m profiler_report.capture.load PATH...``: read each capture now, keeping its tables
-    in the result cache, so that the next read of the same content loads them (a live run reads its
-    main capture this way while its experiments are profiled). Exit 1 when one could not be read."""
+    """``python -m profiler_report.capture.load PATH... [--nice N]``: read each capture now, keeping
+    its tables in the result cache, so that the next read of the same content loads them (a live
+    run reads its main capture this way while its experiments are profiled). ``--nice N``: first
+    lower this process's CPU priority by N (where the OS has ``nice``), as the reader child does.
+    Exit 1 when one could not be read."""
+    import argparse
+    import os
     import sys
 
     from profiler_report.errors import ProfilerReportError
 
+    parser = argparse.ArgumentParser(prog="python -m profiler_report.capture.load")
+    parser.add_argument("paths", nargs="+")
+    parser.add_argument("--nice", type=int, default=0)
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.nice and hasattr(os, "nice"):
+        os.nice(args.nice)
     status = 0
-    for name in sys.argv[1:] if argv is None else argv:
+    for name in args.paths:
         try:
             read_capture(name)
         except ProfilerReportError as exc:

@@ -118,18 +118,21 @@ class Kernels:
         per use, 3.2 s with one made once, on the H100). A copy, so that a stage that writes its
         input spoils no other stage's; an input that is not CuPy arrays is made every time."""
         cupy = import_cupy()
-        case = self.case
+
+        def make() -> Any:
+            return self.case.guarded("make_input", stage, self.case.make_input, cupy, size, self.dtype, seed)
+
         if not self.keep_inputs:
-            return case.guarded("make_input", stage, case.make_input, cupy, size, self.dtype, seed)
+            return make()
         key = (tuple(sorted(size.items())), seed)
         if key not in self.inputs:
-            self.inputs[key] = case.guarded("make_input", stage, case.make_input, cupy, size, self.dtype, seed)
+            self.inputs[key] = make()
         kept = self.inputs[key]
         if isinstance(kept, cupy.ndarray):
             return kept.copy()
         if isinstance(kept, tuple) and all(isinstance(v, cupy.ndarray) for v in kept):
             return tuple(v.copy() for v in kept)
-        return case.guarded("make_input", stage, case.make_input, cupy, size, self.dtype, seed)
+        return make()
 
     def launch(self, stage: Stage, src: Any, dst: Any, size: Size,
                profiled: Callable[[], AbstractContextManager[Any]] = nullcontext) -> Any:

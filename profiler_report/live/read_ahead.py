@@ -4,10 +4,12 @@ their tables instead of reading them (:mod:`profiler_report.capture.parsed`)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
+
+#: How far below the run the read runs (``nice``): ncu and its target, which it runs beside, come first.
+READ_NICE = 5
 
 
 def read_ahead(captures: list[Path]) -> subprocess.Popen[bytes] | None:
@@ -17,9 +19,9 @@ def read_ahead(captures: list[Path]) -> subprocess.Popen[bytes] | None:
     are unchanged. None when there is nothing to read."""
     if not captures:
         return None
-    return subprocess.Popen([sys.executable, "-m", "profiler_report.capture.load", *map(str, captures)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                            preexec_fn=lambda: os.nice(5))
+    return subprocess.Popen([sys.executable, "-m", "profiler_report.capture.load", *map(str, captures),
+                             "--nice", str(READ_NICE)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
 
 def join(proc: subprocess.Popen[bytes] | None, timeout_s: float) -> None:

@@ -98,11 +98,11 @@ def peers_cached(rc: RunCache, cfg: RunConfig, case: Case) -> bool:
     return rc.get("peers", _peers_key(rc, cfg, case), mark=False) is not None
 
 
-def peers(rc: RunCache, cfg: RunConfig, case: Case, good: list[Stage], prov: dict[str, Any],
-          bench: Callable[[], dict[str, Any]] | None = None) -> dict[str, Any]:
+def peers(rc: RunCache, cfg: RunConfig, case: Case, good: list[Stage],
+          bench: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """bench.json's content: the peers' timings reused where the key (each peer library's version,
-    the GPU, driver, size, dtype, the bench code) matches, else ``bench()`` (default: the case's
-    :meth:`~profiler_report.model.base.Case.bench_at` in this process) and stored. A reused file
+    the GPU, driver, size, dtype, the bench code) matches, else ``bench()`` (the peers timed now)
+    and stored. A reused file
     keeps the rows of the stages whose kernel is unchanged and drops the others' (they were timed
     with the old kernel; this run's timings.json has the new one's)."""
     key = _peers_key(rc, cfg, case)
@@ -123,7 +123,7 @@ def peers(rc: RunCache, cfg: RunConfig, case: Case, good: list[Stage], prov: dic
         doc["reused"] = {"date_utc": hit.date_utc, "commit": hit.commit,
                          "dropped_stages": sorted(changed & set(then))}
         return doc
-    doc = bench() if bench is not None else case.bench_at(case.size(cfg.size), cfg.dtype, cfg.repeats, good, prov)
+    doc = bench()
     rc.put("peers", key, {"stages": now}, {"bench.json": json_bytes(doc)})
     return doc
 

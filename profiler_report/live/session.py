@@ -254,8 +254,10 @@ def _profile_good(rc: RunCache, cfg: RunConfig, case: Case, good: list[Stage], n
         reader = read_ahead(sorted(out.glob("*.ncu-rep")))
         try:
             profile_experiments(case, ncu, cfg, out, timer, rc)
-        finally:  # waited for after the experiments, stopped at once when they failed
-            join(reader, timeout_s=120.0 if sys.exc_info()[0] is None else 0.0)
+        except BaseException:
+            join(reader, timeout_s=0.0)  # stopped at once: the run ends here
+            raise
+        join(reader, timeout_s=120.0)
 
 
 def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = None,
@@ -372,7 +374,7 @@ def _run_phases(cfg: RunConfig, case: Case, stages: list[Stage], dest: Path, rc:
         if with_peers and case.has_peers:  # a case without peers (a user's) is not asked for them
             with timer.step("peers"):
                 write_json(out / "bench.json",
-                           reuse.peers(rc, cfg, case, good, prov, partial(_peers_doc, worker, cfg, case, good, prov)))
+                           reuse.peers(rc, cfg, case, good, partial(_peers_doc, worker, cfg, case, good, prov)))
         if sweep is not None:
             shutil.copyfile(sweep, out / "sweep.json")
         _profile_good(rc, cfg, case, good, ncu, out, timer, configs)
