@@ -26,9 +26,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"cold": 60.0, "edit": 20.0, "render": 3.0}
@@ -56,16 +57,35 @@ def run_tool(args: list[str], tree: Path, cache: Path, log: Path) -> dict[str, A
     env = {**os.environ, "PROFILER_REPORT_CACHE": str(cache), "PYTHONPATH": f"{tree}{os.pathsep}"
            + os.environ.get("PYTHONPATH", ""), "PYTHONUNBUFFERED": "1", **compiler_caches(cache.parent)}
     t0, before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run([sys.executable, "-m", "profiler_report", *args], cwd=tree, env=env,
-                          capture_output=True, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "profiler_report", *args], cwd=tree, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout: list[str] = []
+    reader = threading.Thread(target=lambda: stdout.append(proc.stdout.read() if proc.stdout else ""))
+    reader.start()
+    stderr, stamped = stamp_lines(proc.stderr, t0)
+    reader.join()
+    code = proc.wait()
     wall, after = time.monotonic() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
     # CPU seconds of the tool and its children: what a busy shared machine does not inflate.
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    log.write_text(f"$ profiler-report {' '.join(args)}\n{proc.stdout}\n{proc.stderr}")
-    print(f"  {' '.join(args[:3])}...: exit {proc.returncode}, {wall:.1f} s (log {log})", file=sys.stderr, flush=True)
-    return {"args": args, "exit": proc.returncode, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
-            "load_average_1min": round(os.getloadavg()[0], 1), "phases": phases(proc.stderr),
+    log.write_text(f"$ profiler-report {' '.join(args)}\n{''.join(stdout)}\n{stamped}")
+    print(f"  {' '.join(args[:3])}...: exit {code}, {wall:.1f} s (log {log})", file=sys.stderr, flush=True)
+    spent = phases(stderr)
+    return {"args": args, "exit": code, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+            "load_average_1min": round(os.getloadavg()[0], 1), "phases": spent,
+            # the interpreter's start and exit, imports: the wall time no step of the tool's table holds
+            "outside_steps_s": round(wall - spent["total"], 2) if "total" in spent else None,
             "log": log.name}
+
+
+def stamp_lines(stream: IO[str] | None, t0: float) -> tuple[str, str]:
+    """``stream`` read to its end: (its text, the same lines each prefixed with the seconds since
+    ``t0`` at which it arrived: where the log's wall time went between the steps)."""
+    plain, stamped = [], []
+    for line in stream or ():
+        plain.append(line)
+        stamped.append(f"{time.monotonic() - t0:7.2f} {line}")
+    return "".join(plain), "".join(stamped)
 
 
 def compiler_caches(work: Path) -> dict[str, str]:

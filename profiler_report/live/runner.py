@@ -90,11 +90,18 @@ def run_live(opts: RunOptions) -> Path:
         out = Path("reports") / f"{gpu_slug(device_info()['gpu'])}-{named}{dt.date.today():%Y%m%d}"
     timer = StepTimer()
     try:
-        live_run(cfg, out, render=_renderer(case, out), timer=timer, peers=opts.peers, sweep=opts.sweep)
+        live_run(cfg, out, render=_renderer(case, out), timer=timer, peers=opts.peers, sweep=opts.sweep,
+                 prepare=_prepare_render)
     finally:
         if timer.steps:  # nothing ran when an error came first: keep its one line alone
             log(timer.table())
     return out
+
+
+def _prepare_render() -> None:
+    from profiler_report.report.build import prepare
+
+    prepare()
 
 
 def _renderer(case: Case, out: Path) -> Callable[[Path], None]:

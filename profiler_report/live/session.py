@@ -13,6 +13,8 @@ import platform
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
@@ -257,11 +259,13 @@ def _profile_good(rc: RunCache, cfg: RunConfig, case: Case, good: list[Stage], n
         except BaseException:
             join(reader, timeout_s=0.0)  # stopped at once: the run ends here
             raise
-        join(reader, timeout_s=120.0)
+        with timer.step("read_ahead_wait"):  # what of the captures' read outlasted the experiments
+            join(reader, timeout_s=120.0)
 
 
 def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = None,
-             timer: StepTimer | None = None, peers: bool = False, sweep: Path | None = None) -> None:
+             timer: StepTimer | None = None, peers: bool = False, sweep: Path | None = None,
+             prepare: Callable[[], Any] | None = None) -> None:
     """Validate, time and profile every stage of ``cfg.case``; write the report folder ``dest``
     atomically.
 
@@ -276,7 +280,8 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
     ``sweep``, an earlier ``profiler-report bench`` result), reuse.json (what came from the
     result cache, what was re-timed, the configuration chosen for the shape), profile-parts.json
     and ``reused-<hash>.ncu-rep`` when the stages' captures come from several files, then whatever
-    ``render(folder)`` writes (index.html, summary.csv/json).
+    ``render(folder)`` writes (index.html, summary.csv/json). ``prepare()``, when given, readies
+    the render (its imports) in a thread while ncu profiles, when this process only waits.
 
     The peers are timed in a process of their own (:mod:`~profiler_report.live.peers_process`),
     started first so that it imports the peer libraries while the first phases run, and asked for
@@ -299,6 +304,7 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
         compute-sanitizer); InputError for an unknown case or stage;
         KernelIncorrectError after writing the report when a stage was wrong.
     """
+    t0 = time.monotonic()
     case = get_case(cfg.case)
     case.check_dtype(cfg.dtype)
     timer = timer or StepTimer()
@@ -308,9 +314,10 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
                     git_commit(Path(__file__).resolve().parent.parent.parent), case)
     timer.estimates = reuse.last_steps(rc, cfg, case)
     worker = start_peers(rc, cfg, case) if peers and case.has_peers else None
+    timer.add("setup", time.monotonic() - t0)  # the GPU's context, the tools found, the cache opened
     try:
         _run_phases(cfg, case, stages, dest, rc, timer, (ncu, sanitizer, no_sanitizer),
-                    _Asked(render, peers, worker, sweep))
+                    _Asked(render, peers, worker, sweep, prepare))
     finally:
         if worker is not None:
             worker.close()
@@ -340,12 +347,30 @@ def _peers_doc(worker: PeersProcess | None, cfg: RunConfig, case: Case, good: li
 @dataclass(frozen=True)
 class _Asked:
     """What :func:`live_run`'s caller asked for beyond the config: the render step, the peers
-    (and their process, None when there is none), an earlier sweep to include."""
+    (and their process, None when there is none), an earlier sweep to include, the render's
+    preparation."""
 
     render: Callable[[Path], Any] | None
     peers: bool
     worker: PeersProcess | None
     sweep: Path | None
+    prepare: Callable[[], Any] | None = None
+
+
+def _beside(fn: Callable[[], Any] | None) -> threading.Thread | None:
+    """``fn()`` in a daemon thread, started now; a failure there is left to the step it readies,
+    which does the same work again and says why."""
+    if fn is None:
+        return None
+
+    def quietly() -> None:
+        try:
+            fn()
+        except Exception:  # noqa: BLE001,S110 (the render repeats it and reports the error itself)
+            pass
+    thread = threading.Thread(target=quietly, name="prepare-render", daemon=True)
+    thread.start()
+    return thread
 
 
 def _run_phases(cfg: RunConfig, case: Case, stages: list[Stage], dest: Path, rc: RunCache, timer: StepTimer,
@@ -377,10 +402,15 @@ def _run_phases(cfg: RunConfig, case: Case, stages: list[Stage], dest: Path, rc:
                            reuse.peers(rc, cfg, case, good, partial(_peers_doc, worker, cfg, case, good, prov)))
         if sweep is not None:
             shutil.copyfile(sweep, out / "sweep.json")
+        # ncu's steps leave this process waiting: the render's imports are made meanwhile (not
+        # sooner: a busy CPU would delay the timed launches)
+        readying = _beside(asked.prepare) if render is not None and ncu and good else None
         _profile_good(rc, cfg, case, good, ncu, out, timer, configs)
         write_json(out / reuse.REUSE, reuse.document(rc, choices))
         if render is not None:
             with timer.step("render"):
+                if readying is not None:
+                    readying.join()
                 render(out)
         reuse.save_steps(rc, cfg, case, timer)
     _refuse_wrong(validations, dest)

@@ -57,6 +57,11 @@ class StepTimer:
             if self.progress:
                 log(f"[{name}] {self.steps[-1][1]:.1f} s")
 
+    def add(self, name: str, seconds: float) -> None:
+        """A step timed by its caller (one that must print nothing when it fails, such as the
+        run's setup, whose error line stays alone)."""
+        self.steps.append((name, seconds))
+
     def tick(self, i: int, n: int, label: str) -> None:
         """Progress of the current step: item ``i`` of ``n`` (``label`` names it). On a terminal
         one line updated in place, with the time left by the last run's estimate; else a plain

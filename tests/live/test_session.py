@@ -185,9 +185,44 @@ def test_a_partial_profile_is_exit_5_with_the_partial_folder_kept(earlier, tmp_p
 def test_a_complete_profile_is_rendered(earlier, tmp_path, monkeypatch):
     install_fake_gpu(monkeypatch)
     ncu = fake_ncu_writing(tmp_path / "bin", REPORT, [NCU_CONNECTED])
-    rendered = []
-    live_run(_cfg(ncu=str(ncu), stages=["naive", "smem"]), earlier, render=rendered.append)
+    rendered, timer = [], StepTimer(progress=False)
+    live_run(_cfg(ncu=str(ncu), stages=["naive", "smem"]), earlier, render=rendered.append, timer=timer)
     assert [p.name for p in rendered] == ["report.partial"] and (earlier / "profile.ncu-rep").is_file()
+    # the table holds the setup too (the GPU's context, the tools, the cache), first
+    assert [n for n, _ in timer.steps][:1] == ["setup"] and "render" in dict(timer.steps)
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_the_render_is_readied_while_ncu_profiles_and_waited_for(earlier, tmp_path, monkeypatch, fails):
+    import threading
+    import time
+
+    install_fake_gpu(monkeypatch)
+    ncu = fake_ncu_writing(tmp_path / "bin", REPORT, [NCU_CONNECTED])
+    events: list[str] = []
+    release = threading.Event()
+
+    def prepare() -> None:
+        release.wait(5)
+        time.sleep(1.0)  # still busy when ncu's step ends: the render must wait for it
+        events.append("prepared")
+        if fails:
+            raise RuntimeError("an import failed")
+
+    def render(_folder: Path) -> None:
+        events.append("render")
+
+    def run_ncu(*a, **kw):
+        events.append("ncu")
+        release.set()
+        return real_run_ncu(*a, **kw)
+
+    from profiler_report.live import session
+
+    real_run_ncu = session.prof.run_ncu
+    monkeypatch.setattr(session.prof, "run_ncu", run_ncu)
+    live_run(_cfg(ncu=str(ncu), stages=["naive"]), earlier, render=render, prepare=prepare)
+    assert events == ["ncu", "prepared", "render"]
     # The provenance says how the event timings were taken (the page's "event timing" row).
     prov = json.loads((earlier / "provenance.json").read_text())
     assert prov["event_timing"] == EVENT_TIMING and "queued behind a hold" in prov["event_timing"]

@@ -46,3 +46,16 @@ def test_the_table_says_whether_each_target_is_met() -> None:
              "phases": {"profile": 30.7, "total": 75.0}}]
     text = bench_tool.table(rows)
     assert "transpose cold" in text and "NO" in text and "profile 30.7" in text and "total" not in text.split("\n")[1]
+
+
+def test_each_log_line_is_stamped_with_the_seconds_since_the_start() -> None:
+    import io
+    import time
+
+    t0 = time.monotonic() - 2.0
+    plain, stamped = bench_tool.stamp_lines(io.StringIO("[choose] ...\n[choose] 1.0 s\n"), t0)
+    assert plain == "[choose] ...\n[choose] 1.0 s\n"
+    first, second = stamped.splitlines()
+    assert first.endswith(" [choose] ...") and 2.0 <= float(first.split()[0]) < 10.0
+    assert second.endswith(" [choose] 1.0 s")
+    assert bench_tool.stamp_lines(None, t0) == ("", "")
