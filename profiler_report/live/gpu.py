@@ -3,6 +3,7 @@ ranges. CuPy is imported lazily, so the rest of the tool (and ``--help``) works 
 
 from __future__ import annotations
 
+import functools
 import statistics
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -106,6 +107,39 @@ def resident_blocks(cupy: Any, kernel: Any, threads: int, shared_bytes: int) -> 
 def poison(cupy: Any, arr: Any) -> None:
     """Fill with all-ones bytes (NaN for floats) so unwritten elements never match."""
     arr.view(cupy.uint8).fill(0xFF)
+
+
+#: One thread per element: count the elements whose bits differ and keep the lowest such index.
+#: CuPy's own array_equal and flatnonzero run reductions and scans whose kernels NVRTC compiles on
+#: first use, about 1.5 s each on an empty kernel cache (a fresh machine's run paid it in every
+#: process that checked an output); this elementwise kernel compiles in about 0.1 s.
+_DIFFER_BODY = "if (a != b) { atomicAdd(&found[0], 1ull); atomicMin(&found[1], (unsigned long long)i); }"
+
+
+@functools.cache
+def _differ_kernel(cupy: Any) -> Any:
+    return cupy.ElementwiseKernel("T a, T b", "raw uint64 found", _DIFFER_BODY, "pr_bits_differ")
+
+
+def bits_differ(cupy: Any, out: Any, ref: Any) -> tuple[int, int]:
+    """(how many elements of ``out`` differ from ``ref``, the C-order flat index of the first that
+    does, -1 when none), bit for bit: both viewed as unsigned integers of their item size, so NaN
+    payloads and signed zeros count. Arrays of other shapes or item sizes differ everywhere:
+    (``out.size``, 0). ``cupy`` is CuPy (device arrays, one kernel launch and a copy of two
+    counters back) or NumPy (host arrays)."""
+    if out.shape != ref.shape or out.dtype.itemsize != ref.dtype.itemsize:
+        return int(out.size), 0
+    width = f"u{out.dtype.itemsize}"
+    a, b = out.view(width).reshape(-1), ref.view(width).reshape(-1)
+    if a.size == 0:
+        return 0, -1
+    if not hasattr(cupy, "ElementwiseKernel"):  # NumPy
+        wrong = cupy.flatnonzero(a != b)
+        return int(wrong.size), int(wrong[0]) if wrong.size else -1
+    found = cupy.array([0, 2**64 - 1], dtype=cupy.uint64)
+    _differ_kernel(cupy)(a, b, found)
+    count, first = (int(v) for v in cupy.asnumpy(found))
+    return count, first if count else -1
 
 
 @dataclass

@@ -10,7 +10,9 @@ on the GPU, as in the run's own process, and the imports cost no wall time.
 While the run's GPU work needs no exclusive GPU (compute-sanitizer checks correctness, not
 speed), the run may ask it to warm up (:meth:`PeersProcess.warm`): build each peer and run it once
 (TorchInductor's and Triton's compiles, the libraries' start on the GPU), untimed; the run waits
-for it to say so (:meth:`PeersProcess.warmed`) before it times anything again.
+for it to say so (:meth:`PeersProcess.warmed`) before it times anything again. It asks only when
+the imports are already over (:meth:`PeersProcess.ready`): otherwise the wait would outlast the
+sanitizer, and the peers' step (after ncu's, when the imports are long over) builds them itself.
 
 The answer is bench.json's content after :data:`~profiler_report.model.experiment.RESULT_PREFIX`
 on its stdout. A process that fails or gives no answer is reported on one line and the step runs
@@ -21,6 +23,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import select
 import subprocess
 import sys
 from dataclasses import replace
@@ -33,6 +37,8 @@ from profiler_report.model.manifest import Stage
 #: The libraries the peers of the built-in cases build on, imported before the step is asked for
 #: (a missing one is skipped here; its peers' rows say "skipped" as they would in the run's process).
 PEER_IMPORTS = ("torch", "torch._dynamo", "torch._inductor.compile_fx", "triton", "jax", "jax.numpy")
+#: The line the process prints when its imports are over (it then waits for a request).
+READY = "profiler-report-peers-ready"
 #: The line the process prints when its warm-up is over.
 WARMED = "profiler-report-peers-warmed"
 
@@ -43,6 +49,7 @@ class PeersProcess:
 
     def __init__(self, proc: subprocess.Popen[str]) -> None:
         self.proc = proc
+        self._early = b""  # what it printed before READY, read by ready()
 
     @classmethod
     def start(cls, case: Case, size: Size, dtype: str) -> PeersProcess:
@@ -52,6 +59,25 @@ class PeersProcess:
         # A session of its own: Ctrl-C reaches the run, which stops it (close), not both at once.
         return cls(subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     text=True, errors="replace", start_new_session=True))
+
+    def ready(self) -> bool:
+        """Whether its imports are over (it printed :data:`READY`), without waiting: the warm-up
+        asked now starts at once, beside the sanitizer, instead of some time after it. Reads only
+        what the process printed up to that line (it prints nothing more until it is asked)."""
+        if READY.encode() in self._early:
+            return True
+        if self.proc.stdout is None:
+            return False
+        fd = self.proc.stdout.fileno()
+        try:
+            while select.select([fd], [], [], 0)[0]:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:  # it ended
+                    break
+                self._early += chunk
+        except (OSError, ValueError):  # closed
+            return False
+        return READY.encode() in self._early
 
     def warm(self) -> None:
         """Ask for the warm-up (see the module docstring): the GPU is shared from now until
@@ -129,6 +155,7 @@ def serve(case: Case, size: Size, dtype: str) -> int:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 (missing or broken: the peer's own import says why, in its row)
             continue
+    print(READY, flush=True)
     line = sys.stdin.readline()
     if not line.strip():
         return 0

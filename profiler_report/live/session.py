@@ -284,10 +284,11 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
     the render (its imports) in a thread while ncu profiles, when this process only waits.
 
     The peers are timed in a process of their own (:mod:`~profiler_report.live.peers_process`),
-    started first so that it imports the peer libraries while the first phases run, and asked for
-    the timings at the peers' step, while this process waits (the GPU is theirs alone). While the
-    compute-sanitizer runs, it builds and runs each peer once, untimed; nothing is timed until
-    it is done. The
+    started first so that it imports the peer libraries while the other phases run, and asked for
+    the timings at the peers' step, after ncu's, while this process waits (the GPU is theirs
+    alone). If its imports are over when the compute-sanitizer starts, it builds and runs each
+    peer once beside it, untimed; nothing is timed until that is done. The experiments' kernels
+    are compiled beside the sanitizer too. The
     ladder's captures are read into the result cache while ncu profiles the experiments (a child
     that uses the CPU only).
 
@@ -357,9 +358,9 @@ class _Asked:
     prepare: Callable[[], Any] | None = None
 
 
-def _beside(fn: Callable[[], Any] | None) -> threading.Thread | None:
-    """``fn()`` in a daemon thread, started now; a failure there is left to the step it readies,
-    which does the same work again and says why."""
+def _beside(fn: Callable[[], Any] | None, name: str) -> threading.Thread | None:
+    """``fn()`` in a daemon thread named ``name``, started now; a failure there is left to the
+    step it readies, which does the same work again and says why."""
     if fn is None:
         return None
 
@@ -368,7 +369,7 @@ def _beside(fn: Callable[[], Any] | None) -> threading.Thread | None:
             fn()
         except Exception:  # noqa: BLE001,S110 (the render repeats it and reports the error itself)
             pass
-    thread = threading.Thread(target=quietly, name="prepare-render", daemon=True)
+    thread = threading.Thread(target=quietly, name=name, daemon=True)
     thread.start()
     return thread
 
@@ -382,10 +383,18 @@ def _run_phases(cfg: RunConfig, case: Case, stages: list[Stage], dest: Path, rc:
     with atomic_dir(dest) as out:
         configs, choices = reuse.choose(rc, cfg, case, stages, timer)
         stages = [replace(s, targs=configs[s.id]) if s.id in configs else s for s in stages]
-        if worker is not None and sanitizer:
-            worker.warm()  # beside the sanitizer, which checks correctness, not speed
+        # Beside the sanitizer, which checks correctness, not speed: the peers' warm-up when their
+        # imports are over, and the experiments' compiles (CPU; waited for before anything is timed)
+        warming = worker is not None and sanitizer is not None and worker.ready()
+        if warming and worker is not None:
+            worker.warm()
+        compiling = _beside(partial(_precompile, case), "precompile") \
+            if sanitizer and ncu and not cfg.stages else None
         sanitized = reuse.sanitize(rc, cfg, case, stages, sanitizer, out, timer, configs) if sanitizer else None
-        if worker is not None and sanitizer:
+        if compiling is not None and compiling.is_alive():
+            with timer.step("precompile"):  # what of it outlasted the sanitizer
+                compiling.join()
+        if warming and worker is not None:
             with timer.step("peers_warmup"):  # what of it outlasted the sanitizer: waited for here
                 why = worker.warmed(cfg.ncu_timeout_s)
             if why:
@@ -396,16 +405,17 @@ def _run_phases(cfg: RunConfig, case: Case, stages: list[Stage], dest: Path, rc:
         prov = provenance(cfg, case, ncu, [s.id for s in stages])
         prov["sanitizer"] = sanitizer_text(sanitized, no_sanitizer)
         _write_measured(out, prov, sanitized, validations, timings)
-        if with_peers and case.has_peers:  # a case without peers (a user's) is not asked for them
-            with timer.step("peers"):
-                write_json(out / "bench.json",
-                           reuse.peers(rc, cfg, case, good, partial(_peers_doc, worker, cfg, case, good, prov)))
         if sweep is not None:
             shutil.copyfile(sweep, out / "sweep.json")
         # ncu's steps leave this process waiting: the render's imports are made meanwhile (not
         # sooner: a busy CPU would delay the timed launches)
-        readying = _beside(asked.prepare) if render is not None and ncu and good else None
+        readying = _beside(asked.prepare, "prepare-render") if render is not None and ncu and good else None
         _profile_good(rc, cfg, case, good, ncu, out, timer, configs)
+        # The peers last: by now their process has long finished its imports
+        if with_peers and case.has_peers:  # a case without peers (a user's) is not asked for them
+            with timer.step("peers"):
+                write_json(out / "bench.json",
+                           reuse.peers(rc, cfg, case, good, partial(_peers_doc, worker, cfg, case, good, prov)))
         write_json(out / reuse.REUSE, reuse.document(rc, choices))
         if render is not None:
             with timer.step("render"):
@@ -414,6 +424,13 @@ def _run_phases(cfg: RunConfig, case: Case, stages: list[Stage], dest: Path, rc:
                 render(out)
         reuse.save_steps(rc, cfg, case, timer)
     _refuse_wrong(validations, dest)
+
+
+def _precompile(case: Case) -> None:
+    """Each experiment's kernels compiled into the compiler's disk cache (its ncu target then
+    loads them)."""
+    for exp in case.experiments():
+        exp.precompile()
 
 
 def _refuse_wrong(validations: list[Any], dest: Path) -> None:

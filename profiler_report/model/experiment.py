@@ -77,6 +77,11 @@ class Experiment:
         NVTX range. Returns ``[{"point", "correct", "message"}]``."""
         raise NotImplementedError
 
+    def precompile(self) -> None:
+        """GPU (the compiler; no kernel runs): compile the kernels :meth:`run_target` will launch, so
+        that its process finds them in the compiler's disk cache. A live run calls it beside the
+        compute-sanitizer, well before the experiment's ncu run. Default: nothing."""
+
     def table(self, capture: Capture | None, validation: list[dict[str, Any]] | None) -> ExperimentTable:
         """The report's section: measured from ``capture`` (None: not recorded) beside predicted."""
         raise NotImplementedError

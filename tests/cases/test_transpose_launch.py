@@ -128,3 +128,15 @@ def test_a_grid_past_cudas_limits_is_bad_input_naming_the_stage():
     assert case.launch(naive, {"rows": 65535 * 32, "cols": 1}, "float32").grid == (1, 65535)
     with pytest.raises(InputError, match=r"stage naive at 2097121x1 float32 needs a grid of 1x65536 blocks"):
         case.launch(naive, {"rows": 65535 * 32 + 1, "cols": 1}, "float32")
+
+
+def test_the_comparison_is_bit_for_bit_and_names_the_first_wrong_element():
+    import numpy as np
+
+    case = get_case("transpose")
+    ref = np.arange(20, dtype=np.float32).reshape(4, 5)
+    assert case.compare(np, ref.copy(), ref).ok
+    out = ref.copy()
+    out[3, 4], out[2, 1] = np.nan, -ref[2, 1]
+    got = case.compare(np, out, ref)
+    assert (got.ok, got.mismatches, got.first_wrong, got.expected, got.got) == (False, 2, (2, 1), "11.0", "-11.0")

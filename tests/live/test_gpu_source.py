@@ -141,3 +141,20 @@ def test_each_kernel_is_compiled_as_a_module_of_its_own_at_once():
     assert all(code == "src" and opts == ("-std=c++17",) for code, opts, _ in made)
     assert all(m.compiled_in and m.compiled_in != "MainThread" for m in mods.modules.values())
     assert mods.get_function("k2<float,32>") == "fn:k2<float,32>"
+
+
+def test_bits_differ_counts_and_finds_the_first_difference_on_the_host():
+    import numpy as np
+
+    ref = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert gpu.bits_differ(np, ref.copy(), ref) == (0, -1)
+    out = ref.copy()
+    out[2, 1], ref[1, 3] = 99.0, 0.0
+    out[1, 3] = np.float32(-0.0)  # a signed zero differs from 0.0
+    assert gpu.bits_differ(np, out, ref) == (2, 7)
+    nan_a, nan_b = np.full(4, np.nan, np.float32), np.full(4, np.nan, np.float32)
+    nan_b.view(np.uint32)[2] ^= 1  # another NaN payload
+    assert gpu.bits_differ(np, nan_a, nan_b) == (1, 2)
+    assert gpu.bits_differ(np, ref.astype(np.float64), ref) == (12, 0)  # other item size: all differ
+    assert gpu.bits_differ(np, ref.T.copy(), ref) == (12, 0)  # other shape
+    assert gpu.bits_differ(np, np.empty(0, np.float16), np.empty(0, np.float16)) == (0, -1)

@@ -78,3 +78,21 @@ def test_no_repeats_or_no_pairs_is_bad_input():
         gpu.event_times_us(fn, pairs, repeats=0, warmup=1)
     with pytest.raises(InputError):
         gpu.event_times_us(fn, [], repeats=5, warmup=1)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_bits_differ_counts_every_difference_and_the_lowest_index(dtype):
+    import numpy as np
+
+    cupy = gpu.import_cupy()
+    ref = cupy.random.default_rng(1).standard_normal((1023, 2049)).astype(dtype)
+    assert gpu.bits_differ(cupy, ref.copy(), ref) == (0, -1)
+    out = ref.copy()
+    where = np.random.default_rng(2).choice(ref.size, 500, replace=False)
+    words = out.view(f"u{out.dtype.itemsize}").reshape(-1)
+    words[cupy.asarray(where)] ^= 1  # one bit flipped: a NaN payload or a signed zero counts alike
+    assert gpu.bits_differ(cupy, out, ref) == (500, int(where.min()))
+    gpu.poison(cupy, out)
+    assert gpu.bits_differ(cupy, out, ref) == (ref.size, 0)
+    # a transposed (non-contiguous) view compares in its own C order
+    assert gpu.bits_differ(cupy, ref.T, cupy.ascontiguousarray(ref.T)) == (0, -1)

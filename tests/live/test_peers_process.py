@@ -8,6 +8,7 @@ import io
 import json
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -81,8 +82,8 @@ def test_serve_imports_then_answers_the_one_request(monkeypatch, capsys):
     assert asked == [({"rows": 64, "cols": 32}, "float32", 7,
                       [("padded", CASE.manifest.stage("padded").targs), ("vec_realigned", ("16", "32", "512"))],
                       {"commit": "abc"})]
-    line = capsys.readouterr().out.strip()
-    assert line.startswith(RESULT_PREFIX)
+    ready, line = capsys.readouterr().out.strip().splitlines()
+    assert ready == pp.READY and line.startswith(RESULT_PREFIX)  # ready once the imports are over
     assert json.loads(line[len(RESULT_PREFIX):])["rows"][0]["name"] == "x"
 
 
@@ -91,7 +92,7 @@ def test_serve_with_no_request_does_nothing(monkeypatch, capsys):
     monkeypatch.setattr(pp, "PEER_IMPORTS", ())
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     assert pp.serve(CASE, {"rows": 64, "cols": 32}, "float32") == 0
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().out == pp.READY + "\n"
 
 
 def test_a_run_asks_its_peers_process_and_times_the_peers_itself_when_it_gives_nothing(monkeypatch, tmp_path,
@@ -132,6 +133,25 @@ _WARMING = ("req = json.loads(sys.stdin.readline())\n"
             "print(PREFIX + json.dumps({{'rows': [], 'asked': req}}))\n")
 
 
+def test_ready_says_whether_the_imports_are_over_without_waiting(tmp_path):
+    proc = _child(tmp_path, "print('a warning of a peer library', flush=True)\n"
+                            "sys.stdin.readline()\n"  # still importing until told
+                            f"print({pp.READY!r}, flush=True)\n" + _WARMING.format(warm=f"print({pp.WARMED!r})"))
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    assert not proc.ready() and time.monotonic() - t0 < 0.2
+    proc.proc.stdin.write("\n")
+    proc.proc.stdin.flush()
+    deadline = time.monotonic() + 20
+    while not proc.ready() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.ready()
+    proc.warm()  # what follows READY is read as before
+    assert proc.warmed(30) == ""
+    doc, why = proc.bench(_stages(), 30, {}, 30)
+    assert why == "" and doc is not None and doc["asked"]["repeats"] == 30
+
+
 def test_the_run_waits_for_the_warm_up_then_asks_for_the_timings(tmp_path):
     proc = _child(tmp_path, _WARMING.format(warm=f"print({pp.WARMED!r}, flush=True)"))
     proc.warm()
@@ -163,7 +183,7 @@ def test_serve_warms_up_when_asked_then_answers(monkeypatch, capsys):
     assert pp.serve(CASE, {"rows": 64, "cols": 32}, "float32") == 0
     assert warmed == [({"rows": 64, "cols": 32}, "float32")]
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == pp.WARMED and out[1].startswith(RESULT_PREFIX)
+    assert out[:2] == [pp.READY, pp.WARMED] and out[2].startswith(RESULT_PREFIX)
 
 
 def _sanitized(job, text, folder, **kw):
@@ -177,9 +197,9 @@ def _sanitized(job, text, folder, **kw):
             "dtype": "float32", "stages": san.stage_results(list(job.stages), san.TOOLS, runs, outs), "other": []}
 
 
-@pytest.mark.parametrize("warm_up", ["", "no warm-up within 600 s"])
-def test_the_warm_up_runs_beside_the_sanitizer_and_is_over_before_anything_is_timed(warm_up, monkeypatch, tmp_path,
-                                                                                    capsys):
+@pytest.mark.parametrize(("ready", "warm_up"), [(True, ""), (True, "no warm-up within 600 s"), (False, "")])
+def test_the_warm_up_runs_beside_the_sanitizer_and_is_over_before_anything_is_timed(ready, warm_up, monkeypatch,
+                                                                                    tmp_path, capsys):
     from profiler_report.live import kernels as kmod
     from profiler_report.util.timer import StepTimer
 
@@ -187,6 +207,9 @@ def test_the_warm_up_runs_beside_the_sanitizer_and_is_over_before_anything_is_ti
     events: list[str] = []
 
     class Worker:
+        def ready(self):
+            return ready
+
         def warm(self):
             events.append("warm")
 
@@ -212,10 +235,56 @@ def test_the_warm_up_runs_beside_the_sanitizer_and_is_over_before_anything_is_ti
     timer = StepTimer()
     session.live_run(cfg, tmp_path / "r", peers=True, timer=timer)
     bench = json.loads((tmp_path / "r" / "bench.json").read_text())
-    if not warm_up:
+    if not ready:  # still importing when the sanitizer starts: no warm-up, the peers' step builds them
+        assert events == ["sanitize", "time", "bench", "closed"] and bench["from"] == "process"
+    elif not warm_up:
         assert events == ["warm", "sanitize", "warmed", "time", "bench", "closed"]
         assert bench["from"] == "process"
     else:  # stopped: the peers are timed in the run's own process
         assert events == ["warm", "sanitize", "warmed", "time", "closed"] and bench["from"] == "run"
         assert "the peers' process stopped (no warm-up within 600 s)" in capsys.readouterr().err
-    assert "peers_warmup" in [name for name, _ in timer.steps]
+    assert ("peers_warmup" in [name for name, _ in timer.steps]) == ready
+
+
+def test_the_peers_are_timed_after_ncu_and_the_experiments_compiled_beside_the_sanitizer(monkeypatch, tmp_path):
+    from fakes import NCU_CONNECTED, fake_ncu_writing
+
+    from profiler_report.live import kernels as kmod
+
+    install_fake_gpu(monkeypatch)
+    events: list[str] = []
+
+    class Worker:
+        def ready(self):
+            return False
+
+        def bench(self, good, repeats, prov, timeout_s):
+            events.append("bench")
+            return {"rows": []}, ""
+
+        def close(self):
+            events.append("closed")
+
+    def precompile(case):
+        time.sleep(0.5)  # still compiling when the fake sanitizer is done: waited for before the timing
+        events.append("precompiled")
+
+    time_stages, run_ncu = kmod.time_stages, session.prof.run_ncu
+    monkeypatch.setattr(kmod, "time_stages", lambda *a: events.append("time") or time_stages(*a))
+    monkeypatch.setattr(session.prof, "run_ncu", lambda *a, **kw: events.append("ncu") or run_ncu(*a, **kw))
+    monkeypatch.setattr(session, "start_peers", lambda rc, cfg, case: Worker())
+    monkeypatch.setattr(session, "_precompile", precompile)
+    monkeypatch.setattr(session.gpu, "free_cached_memory", lambda: None)
+    monkeypatch.setattr(session.san, "resolve", lambda wanted: ("/fake/compute-sanitizer", ""))
+    monkeypatch.setattr(session.san, "sanitize", lambda *a, **kw: events.append("sanitize") or _sanitized(*a, **kw))
+    report = Path(__file__).parents[1] / "data" / "h200_f32_4096" / "profile.ncu-rep"
+    ncu = fake_ncu_writing(tmp_path / "bin", report, [NCU_CONNECTED])
+    cfg = RunConfig(case="transpose", size={"rows": 64, "cols": 32}, ncu=str(ncu), cache=False, choose=False,
+                    stages=["naive", "smem"])  # a subset: no experiment is run nor compiled
+    session.live_run(cfg, tmp_path / "r", peers=True, render=lambda _folder: None)
+    assert events == ["sanitize", "time", "ncu", "bench", "closed"]
+    events.clear()
+    monkeypatch.setattr(session, "_profile_good", lambda *a: events.append("ncu"))  # the whole ladder
+    session.live_run(RunConfig(**{**cfg.__dict__, "stages": []}), tmp_path / "r2", peers=True,
+                     render=lambda _folder: None)
+    assert events == ["sanitize", "precompiled", "time", "ncu", "bench", "closed"]

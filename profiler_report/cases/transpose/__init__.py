@@ -94,13 +94,15 @@ class TransposeCase(Case):
         return inputs if stage.op == "copy" else cupy.ascontiguousarray(inputs.T)
 
     def compare(self, cupy: Any, out: Any, ref: Any) -> Comparison:
-        """Bit for bit: a transpose moves bits, so any difference is a bug."""
-        width = {2: cupy.uint16, 4: cupy.uint32, 8: cupy.uint64}[out.dtype.itemsize]
-        wrong = cupy.flatnonzero(out.view(width) != ref.view(width))
-        if int(wrong.size) == 0:
+        """Bit for bit: a transpose moves bits, so any difference is a bug
+        (:func:`~profiler_report.live.gpu.bits_differ`)."""
+        from profiler_report.live.gpu import bits_differ
+
+        wrong, at = bits_differ(cupy, out, ref)
+        if wrong == 0:
             return Comparison(True)
-        first = tuple(int(i) for i in divmod(int(wrong[0]), out.shape[1]))
-        return Comparison(False, int(wrong.size), first, repr(ref[first].item()), repr(out[first].item()))
+        first = tuple(int(i) for i in divmod(at, out.shape[1]))
+        return Comparison(False, wrong, first, repr(ref[first].item()), repr(out[first].item()))
 
     def normalize_source(self, source: str, stage_id: str) -> str:
         return source.replace(f"transpose_{stage_id}", "transpose_STAGE")

@@ -132,6 +132,11 @@ class PaddingSweep(Experiment):
 
         return run_points(case, self)
 
+    def precompile(self) -> None:
+        from profiler_report.cases.transpose.padding_sweep_gpu import compile_points  # CuPy: the GPU side only
+
+        compile_points()
+
     def table(self, capture: Capture | None, validation: list[dict[str, Any]] | None) -> ExperimentTable:
         values = measured_values(capture, self) if capture is not None else {}
         valid = {str(v.get("point")): v for v in validation or []}

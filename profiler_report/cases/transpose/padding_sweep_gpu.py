@@ -8,14 +8,19 @@ from typing import Any
 import numpy as np
 
 from profiler_report.cases.transpose.padding_points import POINTS, SIZE, SOURCE, launch_shape, name_expression
-from profiler_report.live.gpu import compile_kernels, import_cupy, poison, push_range
+from profiler_report.live.gpu import KernelModules, compile_kernels, import_cupy, poison, push_range
+
+
+def compile_points() -> KernelModules:
+    """Every point's kernel (``padding_sweep.cu`` instantiated per point), through CuPy's disk cache."""
+    return compile_kernels(import_cupy(), SOURCE.read_text(), ("-std=c++17", "-lineinfo"),
+                           [name_expression(p) for p in POINTS])
 
 
 def run_points(case: Any, experiment: Any) -> list[dict[str, Any]]:
     """Validate and profile every point; ``[{"point", "correct", "message"}]`` in point order."""
     cupy = import_cupy()
-    module = compile_kernels(cupy, SOURCE.read_text(), ("-std=c++17", "-lineinfo"),
-                             [name_expression(p) for p in POINTS])
+    module = compile_points()
     rows, cols = SIZE["rows"], SIZE["cols"]
     results = []
     for p in POINTS:

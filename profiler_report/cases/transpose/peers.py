@@ -10,11 +10,12 @@ import time
 from typing import Any
 
 from profiler_report.live.bench import WALL, Fn, Peer, PeerUnavailable, Point, import_peer
+from profiler_report.live.gpu import bits_differ
 
 
 def bits_equal(cupy: Any, out: Any, ref: Any) -> bool:
-    """Bit for bit equal (NaN payloads and signed zeros too): both viewed as unsigned integers."""
-    return bool(cupy.array_equal(out.view(f"u{out.dtype.itemsize}"), ref.view(f"u{ref.dtype.itemsize}")))
+    """Bit for bit equal (NaN payloads and signed zeros too): :func:`~profiler_report.live.gpu.bits_differ`."""
+    return bits_differ(cupy, out, ref)[0] == 0
 
 
 def _cupy_copy(cupy: Any, dtype: str) -> Fn:
