@@ -274,12 +274,14 @@ def _kill(proc: subprocess.Popen) -> None:
 
 
 def target_command(case: str, size: dict[str, int], dtype: str, stages: Sequence[str],
-                   configs: dict[str, tuple[str, ...]] | None = None) -> list[str]:
+                   configs: dict[str, tuple[str, ...]] | None = None, validated: bool = False) -> list[str]:
     """The stage launcher as ncu's target: this Python running ``profiler_report.live.target profile``
-    (``configs``: stage id -> the template arguments chosen for this shape)."""
+    (``configs``: stage id -> the template arguments chosen for this shape; ``validated``: the
+    caller validated every stage at this size and dtype, so the target does not again)."""
     return [sys.executable, "-m", "profiler_report.live.target", "profile", "--case", case,
             "--size", json.dumps(size, sort_keys=True), "--dtype", dtype, "--stages", ",".join(stages),
-            *(["--configs", json.dumps({k: list(v) for k, v in configs.items()})] if configs else [])]
+            *(["--configs", json.dumps({k: list(v) for k, v in configs.items()})] if configs else []),
+            *(["--validated"] if validated else [])]
 
 
 def export_csv(ncu: str, report: Path, dest: Path, page: str = "raw", timeout_s: float = 300) -> None:

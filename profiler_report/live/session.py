@@ -154,14 +154,17 @@ def _measure(cfg: RunConfig, case: Case, stages: list[Stage], timer: StepTimer,
 
 
 def _profile(cfg: RunConfig, case: Case, profiled: list[Stage], ncu: str, out: Path, timer: StepTimer,
-             configs: dict[str, tuple[str, ...]] | None = None) -> None:
+             configs: dict[str, tuple[str, ...]] | None = None, validated: bool = False) -> None:
     """One ncu process: ``--set full`` on one launch per stage, exported to ``out/profile.ncu-rep``
-    (inside the caller's "profile" step: its progress line counts the kernels ncu finished)."""
+    (inside the caller's "profile" step: its progress line counts the kernels ncu finished).
+    ``validated``: every one of ``profiled`` was found correct at the run's size; the target then
+    does not validate them again where the profile's size is that size."""
+    psize = case.size(cfg.profile_size or cfg.size)
     cmd = prof.NcuCommand(
         ncu=ncu, export=out / "profile",
-        target=prof.target_command(case.ref, case.size(cfg.profile_size or cfg.size), cfg.dtype,
-                                   [s.id for s in profiled],
-                                   {k: v for k, v in (configs or {}).items() if k in {s.id for s in profiled}}),
+        target=prof.target_command(case.ref, psize, cfg.dtype, [s.id for s in profiled],
+                                   {k: v for k, v in (configs or {}).items() if k in {s.id for s in profiled}},
+                                   validated=validated and psize == case.size(cfg.size)),
         ranges=[nvtx_range_name(case.name, s.id) for s in profiled],
         clock_control=cfg.clock_control,
     )
@@ -243,15 +246,16 @@ def _write_measured(out: Path, prov: dict[str, Any], sanitized: dict[str, Any] |
 
 
 def _profile_good(rc: RunCache, cfg: RunConfig, case: Case, good: list[Stage], ncu: str | None, out: Path,
-                  timer: StepTimer, configs: dict[str, tuple[str, ...]]) -> None:
+                  timer: StepTimer, configs: dict[str, tuple[str, ...]], ceiling_correct: bool = False) -> None:
     """The correct stages and the ceiling under ncu (reused where cached), then the experiments;
-    nothing without ncu (no counters) or without a correct stage."""
+    nothing without ncu (no counters) or without a correct stage. ``ceiling_correct``: the
+    ceiling was validated too (the target then validates none again)."""
     if not ncu or not good:
         return
     profiled = [*good, case.manifest.ceiling]
     with timer.step("profile"):
         reuse.profile(rc, cfg, case, profiled, ncu, out,
-                      lambda todo: _profile(cfg, case, todo, ncu, out, timer, configs))
+                      lambda todo: _profile(cfg, case, todo, ncu, out, timer, configs, ceiling_correct))
     if not cfg.stages and case.experiments():  # the whole ladder (make report): its experiments too
         reader = read_ahead(sorted(out.glob("*.ncu-rep")))
         try:
@@ -410,7 +414,7 @@ def _run_phases(cfg: RunConfig, case: Case, stages: list[Stage], dest: Path, rc:
         # ncu's steps leave this process waiting: the render's imports are made meanwhile (not
         # sooner: a busy CPU would delay the timed launches)
         readying = _beside(asked.prepare, "prepare-render") if render is not None and ncu and good else None
-        _profile_good(rc, cfg, case, good, ncu, out, timer, configs)
+        _profile_good(rc, cfg, case, good, ncu, out, timer, configs, validations[-1].correct)
         # The peers last: by now their process has long finished its imports
         if with_peers and case.has_peers:  # a case without peers (a user's) is not asked for them
             with timer.step("peers"):

@@ -26,11 +26,13 @@ from profiler_report.model.ranges import nvtx_range_name
 from profiler_report.model.registry import DEFAULT_CASE, get_case
 
 
-def profile_launches(kernels: Kernels, stages: list[Stage], size: Size) -> list[Validation]:
-    """Target side of ncu: validate, warm up, then one launch per stage in its NVTX range."""
+def profile_launches(kernels: Kernels, stages: list[Stage], size: Size, validated: bool = False) -> list[Validation]:
+    """Target side of ncu: validate (unless ``validated``: the run did, at this size and dtype, with
+    the same kernels and configurations), warm up, then one launch per stage in its NVTX range."""
     cupy = import_cupy()
     case = kernels.case
-    results = [validate(kernels, st, size) for st in stages]
+    results = [Validation(st.id, dict(size), kernels.dtype, True) if validated else validate(kernels, st, size)
+               for st in stages]
     a = case.guarded("make_input", None, case.make_input, cupy, size, kernels.dtype, 1)
     for st, v in zip(stages, results, strict=True):
         if not v.correct:
@@ -105,6 +107,9 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--stages", default="",
                    help="comma-separated stage ids; ID:OTHER launches stage OTHER's kernel under ID's range "
                         "(how the deliberately regressed fixture is recorded)")
+    p.add_argument("--validated", action="store_true",
+                   help="profile mode: the run validated these stages at this size and dtype; launch them "
+                        "without validating again")
     p.add_argument("--configs", default="",
                    help='stage id -> template arguments as JSON, e.g. {"vec_realigned": ["32", "16", "512"]}: '
                         "the configuration `run` chose for this shape instead of the manifest's")
@@ -138,11 +143,16 @@ def main(argv: list[str] | None = None) -> int:
     module, names = compile_module(case, args.dtype, extra=tuple(s for s in stages if s.id in configs))
     # Under compute-sanitizer each input is made once (see Kernels.make_input).
     kernels = Kernels(module, names, args.dtype, case, keep_inputs=args.mode == "sanitize")
-    results = (profile_launches if args.mode == "profile" else sanitize_launches)(kernels, stages, size)
+    if args.mode == "profile":
+        results = profile_launches(kernels, stages, size, validated=args.validated)
+    else:
+        results = sanitize_launches(kernels, stages, size)
     bad = [v for v in results if not v.correct]
     for v in bad:
         print(f"profiler-report: {v.message}", file=sys.stderr)
-    print("profiler-report-validation " + " ".join(f"{v.stage}={'ok' if v.correct else 'WRONG'}" for v in results))
+    verdict = "by the run" if args.validated else "here"
+    print(f"profiler-report-validation ({verdict}) "
+          + " ".join(f"{v.stage}={'ok' if v.correct else 'WRONG'}" for v in results))
     # Under compute-sanitizer every result is in the end markers: exit 0 once every stage ran.
     return 1 if bad and args.mode == "profile" else 0
 

@@ -316,3 +316,27 @@ def test_a_second_run_reuses_the_capture_and_validation_and_times_again(tmp_path
     assert parts[1]["file"] == "profile.ncu-rep" and parts[0]["file"] == parts[2]["file"] != "profile.ncu-rep"
     with pytest.raises(NcuFailedError):  # --fresh: every stage profiled again (and ncu fails here)
         live_run(RunConfig(**{**again.__dict__, "fresh": True}), tmp_path / "d", render=lambda _folder: None)
+
+
+@pytest.mark.parametrize(("profile_size", "wrong", "validated"), [
+    ({}, "", True),  # validated at the profile's size by the run: the target does not again
+    ({"rows": 32, "cols": 32}, "", False),  # another size: the target validates there
+    ({}, "copy", False),  # the ceiling was wrong: the target validates (and refuses it)
+])
+def test_the_target_validates_again_only_where_the_run_did_not(earlier, tmp_path, monkeypatch, profile_size, wrong,
+                                                              validated):
+    from profiler_report.live import session
+
+    install_fake_gpu(monkeypatch)
+    monkeypatch.setenv("FAKE_WRONG_STAGES", wrong)
+    ncu = fake_ncu_writing(tmp_path / "bin", REPORT, [NCU_CONNECTED])
+    targets = []
+    run_ncu = session.prof.run_ncu
+    monkeypatch.setattr(session.prof, "run_ncu",
+                        lambda cmd, *a, **kw: targets.append(cmd.target) or run_ncu(cmd, *a, **kw))
+    cfg = _cfg(ncu=str(ncu), stages=["naive", "smem"], profile_size=profile_size)
+    try:
+        live_run(cfg, earlier, render=lambda _folder: None)
+    except KernelIncorrectError:
+        assert wrong
+    assert len(targets) == 1 and ("--validated" in targets[0]) == validated

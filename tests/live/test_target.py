@@ -15,8 +15,9 @@ def test_configs_replace_the_stages_template_arguments(monkeypatch):
         seen["extra"] = [(s.id, s.targs) for s in extra]
         return None, {}
 
-    def launches(kernels, stages, size):
+    def launches(kernels, stages, size, validated=False):
         seen["stages"] = [(s.id, s.targs) for s in stages]
+        seen["validated"] = validated
         return []
 
     monkeypatch.setattr(target, "compile_module", compile_module)
@@ -26,6 +27,8 @@ def test_configs_replace_the_stages_template_arguments(monkeypatch):
     assert target.main(argv) == 0
     assert seen["stages"] == [("naive", ()), ("vec_realigned", ("32", "16", "512", "2"))]
     assert seen["extra"] == [("vec_realigned", ("32", "16", "512", "2"))]
+    assert seen["validated"] is False  # validated here unless the run says it did
+    assert target.main([*argv, "--validated"]) == 0 and seen["validated"] is True
 
 
 def test_no_configs_no_option():
