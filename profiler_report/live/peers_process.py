@@ -27,6 +27,8 @@ import os
 import select
 import subprocess
 import sys
+import time
+from contextlib import suppress
 from dataclasses import replace
 from typing import Any
 
@@ -41,6 +43,8 @@ PEER_IMPORTS = ("torch", "torch._dynamo", "torch._inductor.compile_fx", "triton"
 READY = "profiler-report-peers-ready"
 #: The line the process prints when its warm-up is over.
 WARMED = "profiler-report-peers-warmed"
+#: The line, with its seconds, the process prints when it has timed the peers.
+TIMED = "profiler-report-peers-timed"
 
 
 class PeersProcess:
@@ -50,6 +54,8 @@ class PeersProcess:
     def __init__(self, proc: subprocess.Popen[str]) -> None:
         self.proc = proc
         self._early = b""  # what it printed before READY, read by ready()
+        #: What it said of its own seconds: "imports" (READY's) and "timings" (TIMED's), once answered.
+        self.seconds: dict[str, float] = {}
 
     @classmethod
     def start(cls, case: Case, size: Size, dtype: str) -> PeersProcess:
@@ -129,6 +135,7 @@ class PeersProcess:
         except OSError as exc:  # it ended before reading: a broken pipe
             self.close()
             return None, f"it ended early ({exc.strerror or exc})"
+        self.seconds = {**self.seconds, **_seconds(self._early.decode(errors="replace") + out)}
         answers = [ln for ln in out.splitlines() if ln.startswith(RESULT_PREFIX)]
         if not answers:
             tail = next((ln.strip() for ln in reversed(out.splitlines()) if ln.strip()), "no output")
@@ -146,16 +153,29 @@ class PeersProcess:
                 stream.close()
 
 
+def _seconds(text: str) -> dict[str, float]:
+    """The seconds the process printed after :data:`READY` and :data:`TIMED`, by "imports" and
+    "timings" (lines without them, or unread, are left out)."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        for word, key in ((READY, "imports"), (TIMED, "timings")):
+            if line.startswith(word):
+                with suppress(ValueError):
+                    out[key] = float(line[len(word):])
+    return out
+
+
 def serve(case: Case, size: Size, dtype: str) -> int:
     """The process's side: import the peer libraries, wait for a request line, warm up when it
     asks for that (then print :data:`WARMED` and wait for the next), answer the request for the
     timings. An empty stdin (the run needed no peers after all) ends it with nothing done."""
+    t0 = time.monotonic()
     for name in PEER_IMPORTS:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 (missing or broken: the peer's own import says why, in its row)
             continue
-    print(READY, flush=True)
+    print(f"{READY} {time.monotonic() - t0:.1f}", flush=True)  # with the imports' seconds, for the run's log
     line = sys.stdin.readline()
     if not line.strip():
         return 0
@@ -171,6 +191,8 @@ def serve(case: Case, size: Size, dtype: str) -> int:
             return 0
         request = json.loads(line)
     stages = [replace(case.manifest.stage(sid), targs=tuple(targs)) for sid, targs in request["stages"]]
+    t1 = time.monotonic()
     doc = case.bench_at(size, dtype, int(request["repeats"]), stages, request["provenance"])
+    print(f"{TIMED} {time.monotonic() - t1:.1f}", flush=True)
     print(RESULT_PREFIX + json.dumps(doc), flush=True)
     return 0

@@ -1,6 +1,7 @@
 """A live run's captures read into the result cache by a child process while ncu profiles the
-case's experiments (CPU only: the experiments' counters are unchanged), so that the render loads
-their tables instead of reading them (:mod:`profiler_report.capture.parsed`)."""
+case's experiments and the peers are timed (CPU only: the experiments' counters and the peers'
+GPU times are unchanged), so that the render loads their tables instead of reading them
+(:mod:`profiler_report.capture.parsed`)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-#: How far below the run the read runs (``nice``): ncu and its target, which it runs beside, come first.
+#: How far below the run the read runs (``nice``): ncu and its target, and the peers' process, which
+#: it runs beside, come first.
 READ_NICE = 5
 
 
 def read_ahead(captures: list[Path]) -> subprocess.Popen[bytes] | None:
     """The ladder's captures read now, at a lower CPU priority, into the result cache
-    (``python -m profiler_report.capture.load``), while ncu profiles the experiments: the render then
-    loads their tables instead of reading them. Only the CPU is used, so the experiments' counters
-    are unchanged. None when there is nothing to read."""
+    (``python -m profiler_report.capture.load``), while ncu profiles the experiments and the peers
+    are timed: the render then loads their tables instead of reading them. Only the CPU is used, so
+    the experiments' counters are unchanged. None when there is nothing to read."""
     if not captures:
         return None
     return subprocess.Popen([sys.executable, "-m", "profiler_report.capture.load", *map(str, captures),

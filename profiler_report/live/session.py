@@ -246,25 +246,28 @@ def _write_measured(out: Path, prov: dict[str, Any], sanitized: dict[str, Any] |
 
 
 def _profile_good(rc: RunCache, cfg: RunConfig, case: Case, good: list[Stage], ncu: str | None, out: Path,
-                  timer: StepTimer, configs: dict[str, tuple[str, ...]], ceiling_correct: bool = False) -> None:
+                  timer: StepTimer, configs: dict[str, tuple[str, ...]],
+                  ceiling_correct: bool = False) -> subprocess.Popen[bytes] | None:
     """The correct stages and the ceiling under ncu (reused where cached), then the experiments;
     nothing without ncu (no counters) or without a correct stage. ``ceiling_correct``: the
-    ceiling was validated too (the target then validates none again)."""
+    ceiling was validated too (the target then validates none again). Returns the child that
+    reads the ladder's captures ahead (:func:`~profiler_report.live.read_ahead.read_ahead`,
+    started with the experiments), still running: the caller joins it before the render."""
     if not ncu or not good:
-        return
+        return None
     profiled = [*good, case.manifest.ceiling]
     with timer.step("profile"):
         reuse.profile(rc, cfg, case, profiled, ncu, out,
                       lambda todo: _profile(cfg, case, todo, ncu, out, timer, configs, ceiling_correct))
-    if not cfg.stages and case.experiments():  # the whole ladder (make report): its experiments too
-        reader = read_ahead(sorted(out.glob("*.ncu-rep")))
-        try:
-            profile_experiments(case, ncu, cfg, out, timer, rc)
-        except BaseException:
-            join(reader, timeout_s=0.0)  # stopped at once: the run ends here
-            raise
-        with timer.step("read_ahead_wait"):  # what of the captures' read outlasted the experiments
-            join(reader, timeout_s=120.0)
+    if cfg.stages or not case.experiments():  # only the whole ladder (make report) has its experiments
+        return None
+    reader = read_ahead(sorted(out.glob("*.ncu-rep")))
+    try:
+        profile_experiments(case, ncu, cfg, out, timer, rc)
+    except BaseException:
+        join(reader, timeout_s=0.0)  # stopped at once: the run ends here
+        raise
+    return reader
 
 
 def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = None,
@@ -293,8 +296,8 @@ def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = 
     alone). If its imports are over when the compute-sanitizer starts, it builds and runs each
     peer once beside it, untimed; nothing is timed until that is done. The experiments' kernels
     are compiled beside the sanitizer too. The
-    ladder's captures are read into the result cache while ncu profiles the experiments (a child
-    that uses the CPU only).
+    ladder's captures are read into the result cache while ncu profiles the experiments and the
+    peers are timed (a child that uses the CPU only, at a lower priority).
 
     Results whose key matches are reused from the result cache (:mod:`profiler_report.live.reuse`:
     sanitizer verdicts, validations, captures, peers, experiments, the configuration choice;
@@ -343,6 +346,8 @@ def _peers_doc(worker: PeersProcess | None, cfg: RunConfig, case: Case, good: li
     if worker is not None:
         gpu.free_cached_memory()  # its buffers and ours would otherwise both be held
         doc, why = worker.bench(good, cfg.repeats, prov, cfg.ncu_timeout_s)
+        if worker.seconds:  # where the step's time went: in the process's imports, if they were not over
+            log("  the peers' process: " + ", ".join(f"{k} {v:.1f} s" for k, v in worker.seconds.items()))
         if doc is not None:
             return doc
         log(f"  the peers' process gave no result ({why}); timing the peers in this process")
@@ -414,12 +419,20 @@ def _run_phases(cfg: RunConfig, case: Case, stages: list[Stage], dest: Path, rc:
         # ncu's steps leave this process waiting: the render's imports are made meanwhile (not
         # sooner: a busy CPU would delay the timed launches)
         readying = _beside(asked.prepare, "prepare-render") if render is not None and ncu and good else None
-        _profile_good(rc, cfg, case, good, ncu, out, timer, configs, validations[-1].correct)
-        # The peers last: by now their process has long finished its imports
-        if with_peers and case.has_peers:  # a case without peers (a user's) is not asked for them
-            with timer.step("peers"):
-                write_json(out / "bench.json",
-                           reuse.peers(rc, cfg, case, good, partial(_peers_doc, worker, cfg, case, good, prov)))
+        reader = _profile_good(rc, cfg, case, good, ncu, out, timer, configs, validations[-1].correct)
+        try:
+            # The peers last: by now their process has long finished its imports. The captures'
+            # read goes on beside them (a child on the CPU alone, below their priority).
+            if with_peers and case.has_peers:  # a case without peers (a user's) is not asked for them
+                with timer.step("peers"):
+                    write_json(out / "bench.json", reuse.peers(rc, cfg, case, good,
+                                                               partial(_peers_doc, worker, cfg, case, good, prov)))
+        except BaseException:
+            join(reader, timeout_s=0.0)
+            raise
+        if reader is not None:
+            with timer.step("read_ahead_wait"):  # what of the captures' read outlasted the steps since
+                join(reader, timeout_s=120.0)
         write_json(out / reuse.REUSE, reuse.document(rc, choices))
         if render is not None:
             with timer.step("render"):

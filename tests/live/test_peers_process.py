@@ -82,8 +82,9 @@ def test_serve_imports_then_answers_the_one_request(monkeypatch, capsys):
     assert asked == [({"rows": 64, "cols": 32}, "float32", 7,
                       [("padded", CASE.manifest.stage("padded").targs), ("vec_realigned", ("16", "32", "512"))],
                       {"commit": "abc"})]
-    ready, line = capsys.readouterr().out.strip().splitlines()
-    assert ready == pp.READY and line.startswith(RESULT_PREFIX)  # ready once the imports are over
+    ready, timed, line = capsys.readouterr().out.strip().splitlines()
+    assert ready.startswith(pp.READY + " ") and timed.startswith(pp.TIMED + " ")  # with their seconds
+    assert line.startswith(RESULT_PREFIX)
     assert json.loads(line[len(RESULT_PREFIX):])["rows"][0]["name"] == "x"
 
 
@@ -92,7 +93,7 @@ def test_serve_with_no_request_does_nothing(monkeypatch, capsys):
     monkeypatch.setattr(pp, "PEER_IMPORTS", ())
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     assert pp.serve(CASE, {"rows": 64, "cols": 32}, "float32") == 0
-    assert capsys.readouterr().out == pp.READY + "\n"
+    assert capsys.readouterr().out.startswith(pp.READY + " ")
 
 
 def test_a_run_asks_its_peers_process_and_times_the_peers_itself_when_it_gives_nothing(monkeypatch, tmp_path,
@@ -101,6 +102,8 @@ def test_a_run_asks_its_peers_process_and_times_the_peers_itself_when_it_gives_n
     calls: list = []
 
     class Worker:
+        seconds: dict = {}
+
         def bench(self, good, repeats, prov, timeout_s):
             calls.append([s.id for s in good])
             return None, "exit 1: boom"
@@ -136,7 +139,9 @@ _WARMING = ("req = json.loads(sys.stdin.readline())\n"
 def test_ready_says_whether_the_imports_are_over_without_waiting(tmp_path):
     proc = _child(tmp_path, "print('a warning of a peer library', flush=True)\n"
                             "sys.stdin.readline()\n"  # still importing until told
-                            f"print({pp.READY!r}, flush=True)\n" + _WARMING.format(warm=f"print({pp.WARMED!r})"))
+                            f"print({pp.READY!r} + ' 12.5', flush=True)\n"
+                            + _WARMING.format(warm=f"print({pp.WARMED!r})").replace(
+                                "print(PREFIX", f"print({pp.TIMED!r} + ' 3.0')\nprint(PREFIX"))
     time.sleep(0.5)
     t0 = time.monotonic()
     assert not proc.ready() and time.monotonic() - t0 < 0.2
@@ -150,6 +155,7 @@ def test_ready_says_whether_the_imports_are_over_without_waiting(tmp_path):
     assert proc.warmed(30) == ""
     doc, why = proc.bench(_stages(), 30, {}, 30)
     assert why == "" and doc is not None and doc["asked"]["repeats"] == 30
+    assert proc.seconds == {"imports": 12.5, "timings": 3.0}  # said in the run's log
 
 
 def test_the_run_waits_for_the_warm_up_then_asks_for_the_timings(tmp_path):
@@ -183,7 +189,8 @@ def test_serve_warms_up_when_asked_then_answers(monkeypatch, capsys):
     assert pp.serve(CASE, {"rows": 64, "cols": 32}, "float32") == 0
     assert warmed == [({"rows": 64, "cols": 32}, "float32")]
     out = capsys.readouterr().out.splitlines()
-    assert out[:2] == [pp.READY, pp.WARMED] and out[2].startswith(RESULT_PREFIX)
+    assert out[0].startswith(pp.READY) and out[1] == pp.WARMED and out[2].startswith(pp.TIMED)
+    assert out[3].startswith(RESULT_PREFIX)
 
 
 def _sanitized(job, text, folder, **kw):
@@ -207,6 +214,8 @@ def test_the_warm_up_runs_beside_the_sanitizer_and_is_over_before_anything_is_ti
     events: list[str] = []
 
     class Worker:
+        seconds: dict = {}
+
         def ready(self):
             return ready
 
@@ -255,6 +264,8 @@ def test_the_peers_are_timed_after_ncu_and_the_experiments_compiled_beside_the_s
     events: list[str] = []
 
     class Worker:
+        seconds: dict = {}
+
         def ready(self):
             return False
 
