@@ -27,6 +27,7 @@ import os
 import select
 import subprocess
 import sys
+import threading
 import time
 from contextlib import suppress
 from dataclasses import replace
@@ -99,15 +100,49 @@ class PeersProcess:
         """Wait for the end of the warm-up: "" when it ended, else why not (the process ended, or
         ran past ``timeout_s``); the process is then stopped, so that nothing of it runs on the GPU
         once the run times again."""
-        import threading
+        seen, late = self._read_until(WARMED, timeout_s)
+        if seen and seen[-1].startswith(WARMED):
+            return ""
+        self.close()
+        return f"no warm-up within {timeout_s:.0f} s" if late else f"it ended: {_tail(seen)}"
 
+    def bench(self, stages: list[Stage], repeats: int, provenance: dict[str, Any],
+              timeout_s: float) -> tuple[dict[str, Any] | None, str]:
+        """(bench.json's content, "") from the process, or (None, why not): it failed, printed
+        no answer or ran past ``timeout_s``. Once it has answered, or failed to in time, it is
+        stopped: its libraries' teardown at exit (seconds, for TorchInductor's and JAX's) is not
+        waited for."""
+        request = {"stages": [[s.id, list(s.targs)] for s in stages], "repeats": repeats, "provenance": provenance}
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.write(json.dumps(request) + "\n")
+                self.proc.stdin.close()
+        except OSError as exc:  # it ended before reading: a broken pipe
+            self.close()
+            return None, f"it ended early ({exc.strerror or exc})"
+        seen, late = self._read_until(RESULT_PREFIX, timeout_s)
+        answered = bool(seen) and seen[-1].startswith(RESULT_PREFIX)
+        if answered or late:
+            self.close()
+        else:  # it ended without an answer: its own exit status says how
+            self.proc.wait()
+        self.seconds = {**self.seconds, **_seconds(self._early.decode(errors="replace") + "".join(seen))}
+        if late:
+            return None, f"no answer within {timeout_s:.0f} s"
+        if not answered:
+            return None, f"exit {self.proc.returncode}: {_tail(seen)}"
+        return json.loads(seen[-1][len(RESULT_PREFIX):]), ""
+
+    def _read_until(self, marker: str, timeout_s: float) -> tuple[list[str], bool]:
+        """Its output lines up to the first that starts with ``marker`` (or to its end), read for
+        at most ``timeout_s``: (the lines, whether the time ran out first)."""
         seen: list[str] = []
 
         def read() -> None:
             try:
                 for line in self.proc.stdout or ():
                     seen.append(line)
-                    if line.startswith(WARMED):
+                    if line.startswith(marker):
                         return
             except (OSError, ValueError):  # closed under it by close(): the wait is over anyway
                 return
@@ -115,32 +150,7 @@ class PeersProcess:
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
         reader.join(timeout_s)
-        if seen and seen[-1].startswith(WARMED):
-            return ""
-        late = reader.is_alive()
-        self.close()
-        tail = next((ln.strip() for ln in reversed(seen) if ln.strip()), "no output")
-        return f"no warm-up within {timeout_s:.0f} s" if late else f"it ended: {tail[:300]}"
-
-    def bench(self, stages: list[Stage], repeats: int, provenance: dict[str, Any],
-              timeout_s: float) -> tuple[dict[str, Any] | None, str]:
-        """(bench.json's content, "") from the process, or (None, why not): it failed, printed
-        no answer or ran past ``timeout_s`` (then it is stopped)."""
-        request = {"stages": [[s.id, list(s.targs)] for s in stages], "repeats": repeats, "provenance": provenance}
-        try:
-            out, _ = self.proc.communicate(json.dumps(request) + "\n", timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            self.close()
-            return None, f"no answer within {timeout_s:.0f} s"
-        except OSError as exc:  # it ended before reading: a broken pipe
-            self.close()
-            return None, f"it ended early ({exc.strerror or exc})"
-        self.seconds = {**self.seconds, **_seconds(self._early.decode(errors="replace") + out)}
-        answers = [ln for ln in out.splitlines() if ln.startswith(RESULT_PREFIX)]
-        if not answers:
-            tail = next((ln.strip() for ln in reversed(out.splitlines()) if ln.strip()), "no output")
-            return None, f"exit {self.proc.returncode}: {tail[:300]}"
-        return json.loads(answers[-1][len(RESULT_PREFIX):]), ""
+        return seen, reader.is_alive()
 
     def close(self) -> None:
         """Stop the process if it still runs (its whole session: TorchInductor's compile workers too)."""
@@ -151,6 +161,11 @@ class PeersProcess:
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None and not stream.closed:
                 stream.close()
+
+
+def _tail(lines: list[str]) -> str:
+    """The last line that says something (or "no output"), cut to 300 characters."""
+    return next((ln.strip() for ln in reversed(lines) if ln.strip()), "no output")[:300]
 
 
 def _seconds(text: str) -> dict[str, float]:

@@ -172,10 +172,10 @@ def profile(rc: RunCache, cfg: RunConfig, case: Case, profiled: list[Stage], ncu
 
 
 def experiment(rc: RunCache, cfg: RunConfig, case: Case, exp: Any, ncu: str, out: Path,
-               run: Callable[[], None]) -> None:
+               run: Callable[[], None]) -> bool:
     """One experiment's files (``<id>.ncu-rep``, ``<id>.json``, ``<id>.log``): reused where the key
     (its kernel files, the case's code, the machine, ncu's version and options)
-    matches, else ``run()`` and stored (unless it failed)."""
+    matches, else ``run()`` and stored (unless it failed). Returns whether it was run."""
     # Its own kernel files where it names them (an edit of a ladder stage leaves it valid), else
     # every file of the case's kernel folder.
     sources = list(getattr(exp, "source_files", ())) or sorted(case.folder.glob("*"))
@@ -188,11 +188,12 @@ def experiment(rc: RunCache, cfg: RunConfig, case: Case, exp: Any, ncu: str, out
         for n in names:
             if hit.path(n).is_file():
                 shutil.copyfile(hit.path(n), out / n)
-        return
+        return False
     run()
     result = json.loads((out / f"{exp.id}.json").read_text()) if (out / f"{exp.id}.json").is_file() else {}
     if not result.get("error") and (out / names[0]).is_file():
         rc.put("experiment", key, {}, {n: out / n for n in names if (out / n).is_file()})
+    return True
 
 
 #: In a report folder: what was reused and re-timed (:data:`~profiler_report.live.cache.REUSE_SCHEMA`).

@@ -182,16 +182,19 @@ def _profile(cfg: RunConfig, case: Case, profiled: list[Stage], ncu: str, out: P
 
 
 def profile_experiments(case: Case, ncu: str, cfg: RunConfig, out: Path, timer: StepTimer,
-                        rc: RunCache | None = None) -> None:
+                        rc: RunCache | None = None) -> bool:
     """One ncu process per experiment of the case (:meth:`Case.experiments`), collecting only its
     :attr:`~profiler_report.model.experiment.Experiment.ncu_options`, into ``out/<id>.ncu-rep``; the
     target's per-point validation into ``out/<id>.json``. An experiment whose ncu run fails is
     recorded there as ``{"error": ...}`` (the report says so) and the run goes on: the ladder's
-    report does not rest on it. With ``rc``, an experiment whose key matches is reused."""
+    report does not rest on it. With ``rc``, an experiment whose key matches is reused. Returns
+    whether ncu ran for any."""
+    ran = False
     for exp in case.experiments():
         with timer.step(exp.id):
-            reuse.experiment(rc or RunCache(None, {}, ""), cfg, case, exp, ncu, out,
-                             partial(_experiment, case, exp, ncu, cfg, out))
+            ran |= reuse.experiment(rc or RunCache(None, {}, ""), cfg, case, exp, ncu, out,
+                                    partial(_experiment, case, exp, ncu, cfg, out))
+    return ran
 
 
 def _experiment(case: Case, exp: Any, ncu: str, cfg: RunConfig, out: Path) -> None:
@@ -247,12 +250,14 @@ def _write_measured(out: Path, prov: dict[str, Any], sanitized: dict[str, Any] |
 
 def _profile_good(rc: RunCache, cfg: RunConfig, case: Case, good: list[Stage], ncu: str | None, out: Path,
                   timer: StepTimer, configs: dict[str, tuple[str, ...]],
-                  ceiling_correct: bool = False) -> subprocess.Popen[bytes] | None:
+                  ceiling_correct: bool = False, peers_next: bool = False) -> subprocess.Popen[bytes] | None:
     """The correct stages and the ceiling under ncu (reused where cached), then the experiments;
     nothing without ncu (no counters) or without a correct stage. ``ceiling_correct``: the
     ceiling was validated too (the target then validates none again). Returns the child that
     reads the ladder's captures ahead (:func:`~profiler_report.live.read_ahead.read_ahead`,
-    started with the experiments), still running: the caller joins it before the render."""
+    started with the experiments), still running: the caller joins it before the render; None
+    when no experiment was profiled and no peers are timed next (``peers_next``), as after an
+    edit, where it would only be waited for."""
     if not ncu or not good:
         return None
     profiled = [*good, case.manifest.ceiling]
@@ -263,10 +268,13 @@ def _profile_good(rc: RunCache, cfg: RunConfig, case: Case, good: list[Stage], n
         return None
     reader = read_ahead(sorted(out.glob("*.ncu-rep")))
     try:
-        profile_experiments(case, ncu, cfg, out, timer, rc)
+        ran = profile_experiments(case, ncu, cfg, out, timer, rc)
     except BaseException:
         join(reader, timeout_s=0.0)  # stopped at once: the run ends here
         raise
+    if not ran and not peers_next:  # nothing for it to run beside: the render reads (beside its
+        join(reader, timeout_s=0.0)  # own imports) what it has not
+        return None
     return reader
 
 
@@ -419,7 +427,8 @@ def _run_phases(cfg: RunConfig, case: Case, stages: list[Stage], dest: Path, rc:
         # ncu's steps leave this process waiting: the render's imports are made meanwhile (not
         # sooner: a busy CPU would delay the timed launches)
         readying = _beside(asked.prepare, "prepare-render") if render is not None and ncu and good else None
-        reader = _profile_good(rc, cfg, case, good, ncu, out, timer, configs, validations[-1].correct)
+        timing_peers = with_peers and case.has_peers and not reuse.peers_cached(rc, cfg, case)
+        reader = _profile_good(rc, cfg, case, good, ncu, out, timer, configs, validations[-1].correct, timing_peers)
         try:
             # The peers last: by now their process has long finished its imports. The captures'
             # read goes on beside them (a child on the CPU alone, below their priority).

@@ -48,6 +48,16 @@ def test_the_request_names_each_stage_with_its_configuration_and_the_answer_is_r
                                          "repeats": 30, "provenance": {"commit": "abc"}}}
 
 
+def test_the_answer_is_taken_without_waiting_for_the_process_to_exit(tmp_path):
+    # TorchInductor's and JAX's teardown at exit took seconds after the answer on the device
+    proc = _child(tmp_path, "sys.stdin.readline()\n"
+                            "print(PREFIX + json.dumps({'rows': []}), flush=True)\n"
+                            "time.sleep(60)\n")
+    t0 = time.monotonic()
+    assert proc.bench(_stages(), 30, {}, 30) == ({"rows": []}, "")
+    assert time.monotonic() - t0 < 15 and proc.proc.poll() is not None  # stopped, not waited for
+
+
 def test_a_process_that_fails_gives_no_answer_and_its_last_line(tmp_path):
     proc = _child(tmp_path, "sys.stdin.readline()\nprint('RuntimeError: boom')\nsys.exit(1)\n")
     assert proc.bench(_stages(), 30, {}, 30) == (None, "exit 1: RuntimeError: boom")
