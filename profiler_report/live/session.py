@@ -1,4 +1,5 @@
-"""The live run, end to end: validate -> time -> profile -> (read -> analyze -> render).
+"""The live run, end to end: choose -> sanitize -> validate -> time -> profile -> experiments ->
+peers -> (read -> analyze -> render).
 
 Writes one report folder atomically: everything goes to ``<dest>.partial`` first and is renamed
 over ``<dest>`` only when complete, so an earlier report survives a failure or Ctrl-C.
