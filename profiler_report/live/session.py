@@ -8,12 +8,10 @@ over ``<dest>`` only when complete, so an earlier report survives a failure or C
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import platform
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -23,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from profiler_report.analysis.sanitizer import sanitizer_text
-from profiler_report.errors import KernelIncorrectError, ProfilerReportError
+from profiler_report.errors import KernelIncorrectError
 from profiler_report.live import gpu, reuse
 from profiler_report.live import kernels as kern
 from profiler_report.live import ncu as prof
@@ -31,12 +29,11 @@ from profiler_report.live import sanitizer as san
 from profiler_report.live.cache import RunCache, open_cache
 from profiler_report.live.config import RunConfig
 from profiler_report.live.doctor import counters_off_reason
+from profiler_report.live.ncu_steps import Profiling, profile_good
 from profiler_report.live.peers_process import PeersProcess
-from profiler_report.live.read_ahead import join, read_ahead
+from profiler_report.live.read_ahead import join
 from profiler_report.model.base import Case
-from profiler_report.model.experiment import RESULT_PREFIX
 from profiler_report.model.manifest import Stage
-from profiler_report.model.ranges import nvtx_range_name
 from profiler_report.model.registry import get_case
 from profiler_report.util.fsio import atomic_dir, write_json
 from profiler_report.util.timer import StepTimer, log
@@ -154,74 +151,6 @@ def _measure(cfg: RunConfig, case: Case, stages: list[Stage], timer: StepTimer,
     return validations, timings
 
 
-def _profile(cfg: RunConfig, case: Case, profiled: list[Stage], ncu: str, out: Path, timer: StepTimer,
-             configs: dict[str, tuple[str, ...]] | None = None, validated: bool = False) -> None:
-    """One ncu process: ``--set full`` on one launch per stage, exported to ``out/profile.ncu-rep``
-    (inside the caller's "profile" step: its progress line counts the kernels ncu finished).
-    ``validated``: every one of ``profiled`` was found correct at the run's size; the target then
-    does not validate them again where the profile's size is that size."""
-    psize = case.size(cfg.profile_size or cfg.size)
-    cmd = prof.NcuCommand(
-        ncu=ncu, export=out / "profile",
-        target=prof.target_command(case.ref, psize, cfg.dtype, [s.id for s in profiled],
-                                   {k: v for k, v in (configs or {}).items() if k in {s.id for s in profiled}},
-                                   validated=validated and psize == case.size(cfg.size)),
-        ranges=[nvtx_range_name(case.name, s.id) for s in profiled],
-        clock_control=cfg.clock_control,
-    )
-    done: list[str] = []
-
-    def progress(line: str) -> None:
-        if line.startswith("  profiled "):  # run_ncu's line per kernel ncu finished
-            done.append(line)
-            timer.tick(len(done), max(len(done), len(profiled)), line.strip())  # a stage may launch several
-        else:
-            log(line)
-
-    output = prof.run_ncu(cmd, cfg.ncu_timeout_s, log=progress, log_path=out / "ncu.log")
-    prof.check_profiled(cmd, [s.id for s in profiled], output)  # exit 0 is not proof of every stage
-
-
-def profile_experiments(case: Case, ncu: str, cfg: RunConfig, out: Path, timer: StepTimer,
-                        rc: RunCache | None = None) -> bool:
-    """One ncu process per experiment of the case (:meth:`Case.experiments`), collecting only its
-    :attr:`~profiler_report.model.experiment.Experiment.ncu_options`, into ``out/<id>.ncu-rep``; the
-    target's per-point validation into ``out/<id>.json``. An experiment whose ncu run fails is
-    recorded there as ``{"error": ...}`` (the report says so) and the run goes on: the ladder's
-    report does not rest on it. With ``rc``, an experiment whose key matches is reused. Returns
-    whether ncu ran for any."""
-    ran = False
-    for exp in case.experiments():
-        with timer.step(exp.id):
-            ran |= reuse.experiment(rc or RunCache(None, {}, ""), cfg, case, exp, ncu, out,
-                                    partial(_experiment, case, exp, ncu, cfg, out))
-    return ran
-
-
-def _experiment(case: Case, exp: Any, ncu: str, cfg: RunConfig, out: Path) -> None:
-    """One experiment's ncu run (see :func:`profile_experiments`)."""
-    cmd = prof.NcuCommand(
-        ncu=ncu, export=out / exp.id, section_set="", extra=list(exp.ncu_options),
-        target=[sys.executable, "-m", "profiler_report.live.target", "experiment", "--case", case.ref,
-                "--experiment", exp.id],
-        ranges=[exp.range_name(case.name, p) for p in exp.point_ids()], clock_control=cfg.clock_control)
-    try:
-        output = prof.run_ncu(cmd, cfg.ncu_timeout_s, log_path=out / f"{exp.id}.log")
-    except ProfilerReportError as exc:
-        log(f"  {exp.id}: not recorded ({exc.message})")
-        write_json(out / f"{exp.id}.json", {"error": exc.message, "points": []})
-        return
-    lines = [ln for ln in output.splitlines() if ln.startswith(RESULT_PREFIX)]
-    points = json.loads(lines[-1][len(RESULT_PREFIX):]) if lines else []
-    write_json(out / f"{exp.id}.json", {
-        "experiment": exp.id, "points": points, "error": "" if lines else "the target printed no results",
-        "date_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
-        "commit": git_commit(Path(__file__).resolve().parent.parent.parent),
-        "gpu": gpu.device_info().get("gpu", ""),
-        "ncu_version": prof.ncu_version(ncu, 60.0), "clock_control": cfg.clock_control,
-        "ncu_options": " ".join(exp.ncu_options)})
-
-
 def _find_tools(cfg: RunConfig, case: Case) -> tuple[str | None, str | None, str]:
     """(ncu or None without counters, compute-sanitizer or None, why no sanitizer: "" when one runs).
 
@@ -247,36 +176,6 @@ def _write_measured(out: Path, prov: dict[str, Any], sanitized: dict[str, Any] |
     write_json(out / "validation.json", gpu.asdicts(validations))
     write_json(out / "timings.json", {"provenance": prov, "timings": gpu.asdicts(timings)})
     write_json(out / "provenance.json", prov)
-
-
-def _profile_good(rc: RunCache, cfg: RunConfig, case: Case, good: list[Stage], ncu: str | None, out: Path,
-                  timer: StepTimer, configs: dict[str, tuple[str, ...]],
-                  ceiling_correct: bool = False, peers_next: bool = False) -> subprocess.Popen[bytes] | None:
-    """The correct stages and the ceiling under ncu (reused where cached), then the experiments;
-    nothing without ncu (no counters) or without a correct stage. ``ceiling_correct``: the
-    ceiling was validated too (the target then validates none again). Returns the child that
-    reads the ladder's captures ahead (:func:`~profiler_report.live.read_ahead.read_ahead`,
-    started with the experiments), still running: the caller joins it before the render; None
-    when no experiment was profiled and no peers are timed next (``peers_next``), as after an
-    edit, where it would only be waited for."""
-    if not ncu or not good:
-        return None
-    profiled = [*good, case.manifest.ceiling]
-    with timer.step("profile"):
-        reuse.profile(rc, cfg, case, profiled, ncu, out,
-                      lambda todo: _profile(cfg, case, todo, ncu, out, timer, configs, ceiling_correct))
-    if cfg.stages or not case.experiments():  # only the whole ladder (make report) has its experiments
-        return None
-    reader = read_ahead(sorted(out.glob("*.ncu-rep")))
-    try:
-        ran = profile_experiments(case, ncu, cfg, out, timer, rc)
-    except BaseException:
-        join(reader, timeout_s=0.0)  # stopped at once: the run ends here
-        raise
-    if not ran and not peers_next:  # nothing for it to run beside: the render reads (beside its
-        join(reader, timeout_s=0.0)  # own imports) what it has not
-        return None
-    return reader
 
 
 def live_run(cfg: RunConfig, dest: Path, render: Callable[[Path], Any] | None = None,
@@ -429,7 +328,8 @@ def _run_phases(cfg: RunConfig, case: Case, stages: list[Stage], dest: Path, rc:
         # sooner: a busy CPU would delay the timed launches)
         readying = _beside(asked.prepare, "prepare-render") if render is not None and ncu and good else None
         timing_peers = with_peers and case.has_peers and not reuse.peers_cached(rc, cfg, case)
-        reader = _profile_good(rc, cfg, case, good, ncu, out, timer, configs, validations[-1].correct, timing_peers)
+        job = Profiling(ncu, out, timer, configs, validations[-1].correct, str(prov["commit"])) if ncu else None
+        reader = profile_good(rc, cfg, case, good, job, timing_peers)
         try:
             # The peers last: by now their process has long finished its imports. The captures'
             # read goes on beside them (a child on the CPU alone, below their priority).

@@ -12,7 +12,7 @@ from fakes import NCU_CONNECTED, fake_ncu_printing, fake_ncu_writing, install_fa
 from profiler_report.cases.transpose.padding_sweep import EXPERIMENT
 from profiler_report.live.config import RunConfig
 from profiler_report.live.ncu import NcuCommand
-from profiler_report.live.session import profile_experiments
+from profiler_report.live.ncu_steps import Profiling, profile_experiments
 from profiler_report.live.target import _parse
 from profiler_report.model.experiment import RESULT_PREFIX
 from profiler_report.model.registry import get_case
@@ -48,7 +48,7 @@ def test_the_points_and_their_validation_are_written(tmp_path, monkeypatch):
                            [NCU_CONNECTED, RESULT_PREFIX + json.dumps(points)])
     out = tmp_path / "run"
     out.mkdir()
-    profile_experiments(CASE, str(ncu), RunConfig(), out, StepTimer(progress=False))
+    profile_experiments(CASE, RunConfig(), Profiling(str(ncu), out, StepTimer(progress=False), {}))
     meta = json.loads((out / "padding_sweep.json").read_text())
     assert meta["points"] == points and meta["error"] == "" and meta["clock_control"] == "none"
     assert "SourceCounters" in meta["ncu_options"]
@@ -60,7 +60,7 @@ def test_a_failed_experiment_is_recorded_and_the_run_goes_on(tmp_path, monkeypat
     ncu = fake_ncu_printing(tmp_path / "bin", [NCU_CONNECTED, "==ERROR== An error was reported by the driver"], 9)
     out = tmp_path / "run"
     out.mkdir()
-    profile_experiments(CASE, str(ncu), RunConfig(), out, StepTimer(progress=False))
+    profile_experiments(CASE, RunConfig(), Profiling(str(ncu), out, StepTimer(progress=False), {}))
     meta = json.loads((out / "padding_sweep.json").read_text())
     assert meta["points"] == [] and "ncu exited with status 9" in meta["error"]
     assert not (out / "padding_sweep.ncu-rep").exists()

@@ -305,7 +305,7 @@ def test_the_peers_are_timed_after_ncu_and_the_experiments_compiled_beside_the_s
     session.live_run(cfg, tmp_path / "r", peers=True, render=lambda _folder: None)
     assert events == ["sanitize", "time", "ncu", "bench", "closed"]
     events.clear()
-    monkeypatch.setattr(session, "_profile_good", lambda *a: events.append("ncu"))  # the whole ladder
+    monkeypatch.setattr(session, "profile_good", lambda *a: events.append("ncu"))  # the whole ladder
     session.live_run(RunConfig(**{**cfg.__dict__, "stages": []}), tmp_path / "r2", peers=True,
                      render=lambda _folder: None)
     assert events == ["sanitize", "precompiled", "time", "ncu", "bench", "closed"]

@@ -341,21 +341,3 @@ def test_the_target_validates_again_only_where_the_run_did_not(earlier, tmp_path
         assert wrong
     assert len(targets) == 1 and ("--validated" in targets[0]) == validated
 
-
-@pytest.mark.parametrize(("ran", "peers_next", "kept"),
-                         [(True, False, True), (False, True, True), (False, False, False)])
-def test_the_captures_read_ahead_is_kept_only_where_it_runs_beside_a_step(monkeypatch, tmp_path, ran, peers_next,
-                                                                          kept):
-    from profiler_report.live import session
-    from profiler_report.live.cache import RunCache
-    from profiler_report.model.registry import get_case
-
-    child, joins = object(), []
-    monkeypatch.setattr(session, "read_ahead", lambda captures: child)
-    monkeypatch.setattr(session, "join", lambda proc, timeout_s: joins.append((proc, timeout_s)))
-    monkeypatch.setattr(session, "profile_experiments", lambda *a: ran)
-    monkeypatch.setattr(session.reuse, "profile", lambda *a: None)
-    case = get_case("transpose")
-    got = session._profile_good(RunCache(None, {}, ""), _cfg(), case, list(case.manifest.stages), "ncu", tmp_path,
-                                StepTimer(progress=False), {}, True, peers_next)
-    assert (got is child) == kept and joins == ([] if kept else [(child, 0.0)])  # stopped, not waited for
