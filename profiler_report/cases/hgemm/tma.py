@@ -44,7 +44,7 @@ def _driver() -> Any:
     """``libcuda``'s encoder (the driver, not the runtime: CuPy does not wrap it).
 
     Raises:
-        InputError: no CUDA driver library on this machine.
+        NoGpuError: no CUDA driver library on this machine.
     """
     try:
         lib = ctypes.CDLL("libcuda.so.1")
